@@ -1,0 +1,69 @@
+# libmcp: the README's two commands, and the heavier jobs kept out of them.
+#
+#   make run     install missing Debian packages, build, serve the example
+#   make test    install missing Debian packages, build (ASan+UBSan), run every test
+#   make fuzz    libFuzzer over every target (FUZZ_SECONDS each, default 300)
+#   make valgrind  the unit tests under valgrind
+#   make tsan    the tests under ThreadSanitizer
+#   make bench   benchmarks against their peers
+#
+# The CMake presets (CMakePresets.json) hold the build settings.
+
+SHELL := /bin/sh
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 300
+
+BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev
+TEST_PKGS := $(BUILD_PKGS) binutils
+FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
+VALGRIND_PKGS := $(BUILD_PKGS) valgrind
+BENCH_PKGS := $(BUILD_PKGS) libjansson-dev libcjson-dev
+
+.PHONY: all run test build-dev build-release fuzz valgrind tsan bench clean
+
+all: build-release
+
+build-release:
+	@sh scripts/deps.sh $(BUILD_PKGS)
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+build-dev:
+	@sh scripts/deps.sh $(TEST_PKGS)
+	cmake --preset dev >/dev/null
+	cmake --build --preset dev -j $(JOBS)
+
+run: build-release
+	@echo "Serving the JSON-RPC example over stdio (type a JSON-RPC line; Ctrl-D ends)." >&2
+	@echo "The MCP server core is not in the tree yet, so this is the foundation demo." >&2
+	./build/release/examples/mcp-example-jsonrpc
+
+test: build-dev
+	@sh tests/run.sh build/dev
+
+tsan:
+	@sh scripts/deps.sh $(TEST_PKGS)
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan -j $(JOBS)
+	@sh tests/run.sh build/tsan -R '^unit\.'
+
+valgrind:
+	@sh scripts/deps.sh $(VALGRIND_PKGS)
+	cmake --preset valgrind >/dev/null
+	cmake --build --preset valgrind -j $(JOBS)
+	@sh tests/run.sh build/valgrind -T memcheck --overwrite MemoryCheckCommandOptions="--leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite,indirect" -R '^(unit|suite|fuzz)\.'
+
+fuzz:
+	@sh scripts/deps.sh $(FUZZ_PKGS)
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS)
+	@sh tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
+
+bench:
+	@sh scripts/deps.sh $(BENCH_PKGS)
+	cmake --preset bench >/dev/null
+	cmake --build --preset bench -j $(JOBS)
+	./build/bench/bench/json/bench_json $(CURDIR)/../shared/testdata/JSONTestSuite/test_parsing
+
+clean:
+	rm -rf build

@@ -1,0 +1,40 @@
+/*
+ * Internal helpers shared between libmcp's source files. Nothing here is
+ * exported; names use the mcp__ prefix.
+ */
+#ifndef MCP_INTERNAL_H
+#define MCP_INTERNAL_H
+
+#include "mcp/base.h"
+
+#include <stdarg.h>
+
+#if defined(__GNUC__)
+#define MCP__LIKELY(x) __builtin_expect(!!(x), 1)
+#define MCP__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MCP__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define MCP__LIKELY(x) (x)
+#define MCP__UNLIKELY(x) (x)
+#define MCP__PRINTF(a, b)
+#endif
+
+/*
+ * Fills `err` (when not NULL) with a status, JSON-RPC code, byte offset and a
+ * formatted message, and returns `status` so callers can write
+ * `return mcp__fail(err, ...)`.
+ */
+mcp_status mcp__fail(mcp_error *err, mcp_status status, int rpc_code, size_t offset,
+                     const char *fmt, ...) MCP__PRINTF(5, 6);
+
+/* Same with a va_list. */
+mcp_status mcp__vfail(mcp_error *err, mcp_status status, int rpc_code, size_t offset,
+                      const char *fmt, va_list ap);
+
+/* Allocates zeroed memory through the installed allocator. */
+void *mcp__calloc(size_t n, size_t size);
+
+/* Duplicates `n` bytes into a NUL-terminated copy. */
+char *mcp__strndup(const char *s, size_t n);
+
+#endif /* MCP_INTERNAL_H */

@@ -1,0 +1,125 @@
+/* Unit tests for status codes, error detail, allocator hooks, buffers, version. */
+#include "mcp/mcp.h"
+#include "testlib.h"
+
+static void test_status(void)
+{
+    T_EQ_STR(mcp_status_name(MCP_OK), "MCP_OK");
+    T_EQ_STR(mcp_status_name(MCP_ERR_NOMEM), "MCP_ERR_NOMEM");
+    T_EQ_STR(mcp_status_name(MCP_ERR_INVALID), "MCP_ERR_INVALID");
+    T_EQ_STR(mcp_status_str(MCP_ERR_NOMEM), "out of memory");
+    T_EQ_STR(mcp_status_str((mcp_status)-9999), "unknown status");
+    T_EQ_STR(mcp_status_str((mcp_status)5), "unknown status");
+    T_EQ_STR(mcp_status_name((mcp_status)-9999), "MCP_ERR_UNKNOWN");
+    /* The numbers are ABI: pin them. */
+    T_EQ_INT(MCP_ERR_NOMEM, -1);
+    T_EQ_INT(MCP_ERR_PARSE, -3);
+    T_EQ_INT(MCP_ERR_LIMIT, -4);
+    T_EQ_INT(MCP_ERR_INVALID_MSG, -5);
+    T_EQ_INT(MCP_ERR_INVALID, -20);
+    /* Every status from 0 down to the last has a distinct name. */
+    for (int i = 0; i >= MCP_ERR_INVALID; i--)
+        T_TRUE(strcmp(mcp_status_name((mcp_status)i), "MCP_ERR_UNKNOWN") != 0);
+}
+
+static void test_error_clear(void)
+{
+    mcp_error e;
+    memset(&e, 0x7f, sizeof e);
+    mcp_error_clear(&e);
+    T_EQ_INT(e.status, MCP_OK);
+    T_EQ_INT(e.rpc_code, 0);
+    T_EQ_STR(e.message, "");
+    mcp_error_clear(NULL);
+}
+
+static void test_version(void)
+{
+    T_EQ_STR(mcp_version(), MCP_VERSION_STRING);
+    T_EQ_INT(mcp_version_number(), (MCP_VERSION_MAJOR << 16) | (MCP_VERSION_MINOR << 8) | MCP_VERSION_PATCH);
+}
+
+static void test_buf(void)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    T_NULL(b.data);
+    T_OK(mcp_buf_append(&b, NULL, 0));
+    T_NOT_NULL(b.data);
+    T_EQ_STR(b.data, "");
+    for (int i = 0; i < 1000; i++)
+        T_OK(mcp_buf_append(&b, "abc", 3));
+    T_EQ_SIZE(b.len, 3000);
+    T_EQ_INT(b.data[3000], 0);
+    T_STATUS(mcp_buf_append(&b, NULL, 1), MCP_ERR_INVALID_ARG);
+    mcp_buf_reset(&b);
+    T_EQ_SIZE(b.len, 0);
+    T_EQ_STR(b.data, "");
+    size_t n;
+    T_OK(mcp_buf_append(&b, "xy", 2));
+    char *p = mcp_buf_take(&b, &n);
+    T_EQ_STR(p, "xy");
+    T_EQ_SIZE(n, 2);
+    T_NULL(b.data);
+    mcp_free(p);
+    mcp_buf_cleanup(&b);
+    mcp_buf_cleanup(NULL);
+
+    mcp_buf_init(&b, 4);
+    T_OK(mcp_buf_append(&b, "1234", 4));
+    T_STATUS(mcp_buf_append(&b, "5", 1), MCP_ERR_LIMIT);
+    T_EQ_STR(b.data, "1234");
+    T_STATUS(mcp_buf_reserve(&b, SIZE_MAX), MCP_ERR_LIMIT);
+    mcp_buf_cleanup(&b);
+}
+
+static void test_buf_nomem(void)
+{
+    mcp_buf b;
+    mcp_status st;
+    T_NOMEM_LOOP(st,
+                 {
+                     mcp_buf_init(&b, 0);
+                     st = MCP_OK;
+                     for (int i = 0; i < 100 && !st; i++)
+                         st = mcp_buf_append(&b, "0123456789", 10);
+                     if (st)
+                         mcp_buf_cleanup(&b);
+                 },
+                 {
+                     T_EQ_SIZE(b.len, 1000);
+                     mcp_buf_cleanup(&b);
+                 });
+}
+
+static long g_custom_calls;
+static void *c_malloc(size_t n, void *ud) { (void)ud; g_custom_calls++; return malloc(n); }
+static void *c_realloc(void *p, size_t n, void *ud) { (void)ud; g_custom_calls++; return realloc(p, n); }
+static void c_free(void *p, void *ud) { (void)ud; free(p); }
+
+static void test_allocator_hooks(void)
+{
+    mcp_allocator bad = {c_malloc, NULL, c_free, NULL};
+    T_STATUS(mcp_set_allocator(&bad), MCP_ERR_INVALID_ARG);
+    mcp_allocator good = {c_malloc, c_realloc, c_free, NULL};
+    T_OK(mcp_set_allocator(&good));
+    g_custom_calls = 0;
+    void *p = mcp_malloc(10);
+    T_NOT_NULL(p);
+    p = mcp_realloc(p, 20);
+    T_NOT_NULL(p);
+    mcp_free(p);
+    mcp_free(NULL);
+    T_EQ_INT(g_custom_calls, 2);
+    T_NULL(mcp_malloc(0));
+    T_OK(mcp_set_allocator(NULL)); /* back to malloc */
+    p = mcp_malloc(1);
+    mcp_free(p);
+    T_EQ_INT(g_custom_calls, 2);
+    /* Re-install the harness allocator for the remaining tests. */
+    static const mcp_allocator t = {t_malloc, t_realloc, t_free, NULL};
+    T_OK(mcp_set_allocator(&t));
+}
+
+TEST_MAIN(TEST(test_status), TEST(test_error_clear), TEST(test_version), TEST(test_buf),
+          TEST(test_buf_nomem), TEST(test_allocator_hooks))
