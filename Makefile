@@ -51,7 +51,7 @@ valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)
 	cmake --preset valgrind >/dev/null
 	cmake --build --preset valgrind -j $(JOBS)
-	@sh tests/run.sh build/valgrind -T memcheck --overwrite MemoryCheckCommandOptions="--leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite,indirect" -R '^(unit|suite|fuzz)\.'
+	@sh tests/run.sh build/valgrind -R '^(unit|suite|fuzz)\.'
 
 fuzz:
 	@sh scripts/deps.sh $(FUZZ_PKGS)
@@ -63,7 +63,7 @@ bench:
 	@sh scripts/deps.sh $(BENCH_PKGS)
 	cmake --preset bench >/dev/null
 	cmake --build --preset bench -j $(JOBS)
-	./build/bench/bench/json/bench_json $(CURDIR)/../shared/testdata/JSONTestSuite/test_parsing
+	./build/bench/bench/bench_json $(CURDIR)/../shared/testdata/JSONTestSuite/test_parsing
 
 clean:
 	rm -rf build

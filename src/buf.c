@@ -38,6 +38,10 @@ mcp_status mcp_buf_reserve(mcp_buf *b, size_t extra)
     size_t cap = b->cap ? b->cap : 64;
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    /* Never allocate past max + 1: callers that check free room inline
+     * (cap - len) then cannot exceed max either. */
+    if (cap > max + 1)
+        cap = max + 1;
     char *p = mcp_realloc(b->data, cap);
     if (!p)
         return MCP_ERR_NOMEM;

@@ -186,6 +186,12 @@ static inline unsigned char *skip_ws(unsigned char *p)
     return p;
 }
 
+/* The byte a two-character escape stands for; 0 for 'u' and invalid escapes. */
+static const unsigned char g_unescape[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+    ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
 static inline int hexval(unsigned c)
 {
     if (c - '0' < 10)
@@ -240,10 +246,12 @@ static mcp_status parse_string(parser *ps, unsigned char **pp, const char **out,
     for (;;) {
         uint64_t word;
         memcpy(&word, s, 8);
-        if (!mcp__str_special(word)) {
+        uint64_t m = mcp__str_special(word);
+        if (!m) {
             s += 8;
             continue;
         }
+        s += MCP__FIRST_SPECIAL(m);
         unsigned c = *s;
         if (c == '"') {
             *s = '\0';
@@ -271,12 +279,20 @@ static mcp_status parse_string(parser *ps, unsigned char **pp, const char **out,
     for (;;) {
         uint64_t word;
         memcpy(&word, s, 8);
-        if (!mcp__str_special(word)) {
+        uint64_t m = mcp__str_special(word);
+        if (!m) {
+            /* w <= s: these 8 bytes only overwrite text already consumed. */
             memcpy(w, &word, 8);
             s += 8;
             w += 8;
             continue;
         }
+        /* Copy only the plain prefix: a full word could overwrite unread text. */
+        unsigned skip = MCP__FIRST_SPECIAL(m);
+        for (unsigned k = 0; k < skip; k++)
+            w[k] = s[k];
+        s += skip;
+        w += skip;
         unsigned c = *s;
         if (c == '"') {
             *w = '\0';
@@ -286,38 +302,34 @@ static mcp_status parse_string(parser *ps, unsigned char **pp, const char **out,
             return MCP_OK;
         }
         if (c == '\\') {
+            /* A table, not a switch: escapes vary from one to the next, and
+             * an indirect jump per escape mispredicts. */
             unsigned e = s[1];
-            switch (e) {
-            case '"': *w++ = '"'; s += 2; continue;
-            case '\\': *w++ = '\\'; s += 2; continue;
-            case '/': *w++ = '/'; s += 2; continue;
-            case 'b': *w++ = '\b'; s += 2; continue;
-            case 'f': *w++ = '\f'; s += 2; continue;
-            case 'n': *w++ = '\n'; s += 2; continue;
-            case 'r': *w++ = '\r'; s += 2; continue;
-            case 't': *w++ = '\t'; s += 2; continue;
-            case 'u': {
-                long cp = hex4(s + 2);
-                if (cp < 0)
-                    return perr(ps, s, "invalid \\u escape in string");
-                s += 6;
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    long lo = (s[0] == '\\' && s[1] == 'u') ? hex4(s + 2) : -1;
-                    if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                        s += 6;
-                    } else {
-                        cp = 0xFFFD; /* lone high surrogate */
-                    }
-                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                    cp = 0xFFFD; /* lone low surrogate */
-                }
-                w = put_utf8(w, (unsigned long)cp);
+            unsigned char d = g_unescape[e];
+            if (MCP__LIKELY(d)) {
+                *w++ = d;
+                s += 2;
                 continue;
             }
-            default:
+            if (e != 'u')
                 return perr(ps, s, "invalid escape in string");
+            long cp = hex4(s + 2);
+            if (cp < 0)
+                return perr(ps, s, "invalid \\u escape in string");
+            s += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                long lo = (s[0] == '\\' && s[1] == 'u') ? hex4(s + 2) : -1;
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    s += 6;
+                } else {
+                    cp = 0xFFFD; /* lone high surrogate */
+                }
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                cp = 0xFFFD; /* lone low surrogate */
             }
+            w = put_utf8(w, (unsigned long)cp);
+            continue;
         }
         if (c < 0x20)
             return perr(ps, s, s == ps->end ? "unterminated string" : "unescaped control character in string");
@@ -547,24 +559,34 @@ static mcp_status index_object(parser *ps, mcp__member *m, uint32_t n, const uin
     return MCP_OK;
 }
 
-/* Closes the innermost container, leaving it in *v. */
-static mcp_status close_container(parser *ps, unsigned char *at, mcp_json *v)
+/*
+ * Where the value being parsed goes: the open slot on top of the member
+ * stack (an array element or an object member pushed before the value), or
+ * the root. Values are written in place rather than built in a local and
+ * copied: a copy right after field-by-field stores stalls store forwarding.
+ */
+static inline mcp_json *slot(parser *ps, mcp_json *root)
+{
+    return ps->nframes ? &ps->stk[ps->nstk - 1].value : root;
+}
+
+/* Closes the innermost container and stores it in its parent's slot. */
+static mcp_status close_container(parser *ps, unsigned char *at, mcp_json *root)
 {
     frame f = ps->frames[--ps->nframes];
     uint32_t n = (uint32_t)(ps->nstk - f.start);
     mcp__member *kids = ps->stk + f.start;
-    memset(v, 0, sizeof *v);
-    v->len = n;
+    const void *items = NULL;
+    const uint32_t *index = NULL;
     if (f.is_obj) {
-        v->type = MCP_JSON_OBJECT;
         if (n) {
             mcp__member *m = arena_alloc(ps->doc, (size_t)n * sizeof *m);
             if (!m)
                 return ps->st = mcp__fail(ps->err, MCP_ERR_NOMEM, -32603, 0, "out of memory");
             memcpy(m, kids, (size_t)n * sizeof *m);
-            v->p = m;
+            items = m;
             if (n >= MCP__JSON_INDEX_MIN) {
-                mcp_status st = index_object(ps, m, n, &v->u.index, at);
+                mcp_status st = index_object(ps, m, n, &index, at);
                 if (st)
                     return st;
             } else if (ps->flags & MCP_JSON_REJECT_DUPLICATES) {
@@ -574,29 +596,44 @@ static mcp_status close_container(parser *ps, unsigned char *at, mcp_json *v)
                             return perr(ps, at, "duplicate object key");
             }
         }
-    } else {
-        v->type = MCP_JSON_ARRAY;
-        if (n) {
-            mcp_json *a = arena_alloc(ps->doc, (size_t)n * sizeof *a);
-            if (!a)
-                return ps->st = mcp__fail(ps->err, MCP_ERR_NOMEM, -32603, 0, "out of memory");
-            for (uint32_t i = 0; i < n; i++)
-                a[i] = kids[i].value;
-            v->p = a;
-        }
+    } else if (n) {
+        mcp_json *a = arena_alloc(ps->doc, (size_t)n * sizeof *a);
+        if (!a)
+            return ps->st = mcp__fail(ps->err, MCP_ERR_NOMEM, -32603, 0, "out of memory");
+        for (uint32_t i = 0; i < n; i++)
+            a[i] = kids[i].value;
+        items = a;
     }
     ps->nstk = f.start;
+    mcp_json *v = slot(ps, root);
+    v->type = f.is_obj ? MCP_JSON_OBJECT : MCP_JSON_ARRAY;
+    v->len = n;
+    v->p = items;
+    v->u.index = index;
+    return MCP_OK;
+}
+
+/* Pushes an empty slot for the next array element. */
+static inline mcp_status push_element(parser *ps)
+{
+    if (ps->nstk == ps->capstk) {
+        mcp_status st = grow_stack(ps);
+        if (st)
+            return st;
+    }
+    ps->stk[ps->nstk].key = NULL;
+    ps->stk[ps->nstk].klen = 0;
+    ps->nstk++;
     return MCP_OK;
 }
 
 static mcp_status run(parser *ps, mcp_json *root)
 {
     unsigned char *p = skip_ws(ps->beg);
-    mcp_json v;
+    mcp_json *v;
     mcp_status st;
 
 parse_value:
-    memset(&v, 0, sizeof v);
     switch (*p) {
     case '{':
         if ((st = push_frame(ps, p, 1)))
@@ -604,7 +641,7 @@ parse_value:
         p = skip_ws(p + 1);
         if (*p == '}') {
             p++;
-            if ((st = close_container(ps, p, &v)))
+            if ((st = close_container(ps, p, root)))
                 return st;
             break;
         }
@@ -615,48 +652,50 @@ parse_value:
         p = skip_ws(p + 1);
         if (*p == ']') {
             p++;
-            if ((st = close_container(ps, p, &v)))
+            if ((st = close_container(ps, p, root)))
                 return st;
             break;
         }
-        if (ps->nstk == ps->capstk && (st = grow_stack(ps)))
+        if ((st = push_element(ps)))
             return st;
-        ps->stk[ps->nstk].key = NULL;
-        ps->stk[ps->nstk].klen = 0;
-        ps->nstk++;
         goto parse_value;
     case '"': {
         const char *s;
         uint32_t n;
         if ((st = parse_string(ps, &p, &s, &n)))
             return st;
-        v.type = MCP_JSON_STRING;
-        v.p = s;
-        v.len = n;
+        v = slot(ps, root);
+        v->type = MCP_JSON_STRING;
+        v->p = s;
+        v->len = n;
         break;
     }
     case 't':
         if (memcmp(p, "true", 4) != 0)
             return perr(ps, p, "invalid literal");
-        v.type = MCP_JSON_BOOL;
-        v.u.i = 1;
+        v = slot(ps, root);
+        v->type = MCP_JSON_BOOL;
+        v->u.i = 1;
         p += 4;
         break;
     case 'f':
         if (memcmp(p, "false", 5) != 0)
             return perr(ps, p, "invalid literal");
-        v.type = MCP_JSON_BOOL;
+        v = slot(ps, root);
+        v->type = MCP_JSON_BOOL;
+        v->u.i = 0;
         p += 5;
         break;
     case 'n':
         if (memcmp(p, "null", 4) != 0)
             return perr(ps, p, "invalid literal");
-        v.type = MCP_JSON_NULL;
+        v = slot(ps, root);
+        v->type = MCP_JSON_NULL;
         p += 4;
         break;
     case '-': case '0': case '1': case '2': case '3': case '4':
     case '5': case '6': case '7': case '8': case '9':
-        if ((st = parse_number(ps, &p, &v)))
+        if ((st = parse_number(ps, &p, slot(ps, root))))
             return st;
         break;
     default:
@@ -666,15 +705,13 @@ parse_value:
     }
 
 value_done:
-    /* `v` is complete: hand it to its container, or finish. */
+    /* A value is complete in its slot: continue its container, or finish. */
     if (ps->nframes == 0) {
         p = skip_ws(p);
         if (p != ps->end)
             return perr(ps, p, "unexpected data after the JSON value");
-        *root = v;
         return MCP_OK;
     }
-    ps->stk[ps->nstk - 1].value = v;
     p = skip_ws(p);
     if (ps->frames[ps->nframes - 1].is_obj) {
         if (*p == ',') {
@@ -683,7 +720,7 @@ value_done:
         }
         if (*p == '}') {
             p++;
-            if ((st = close_container(ps, p, &v)))
+            if ((st = close_container(ps, p, root)))
                 return st;
             goto value_done;
         }
@@ -691,16 +728,13 @@ value_done:
     }
     if (*p == ',') {
         p = skip_ws(p + 1);
-        if (ps->nstk == ps->capstk && (st = grow_stack(ps)))
+        if ((st = push_element(ps)))
             return st;
-        ps->stk[ps->nstk].key = NULL;
-        ps->stk[ps->nstk].klen = 0;
-        ps->nstk++;
         goto parse_value;
     }
     if (*p == ']') {
         p++;
-        if ((st = close_container(ps, p, &v)))
+        if ((st = close_container(ps, p, root)))
             return st;
         goto value_done;
     }
@@ -787,7 +821,8 @@ mcp_status mcp_json_parse(mcp_json_doc **out, const char *text, size_t len,
     ps.st = MCP_OK;
 
     mcp_status st;
-    if (len >= 3 && memcmp(copy, "\xEF\xBB\xBF", 3) == 0)
+    memset(&doc->root, 0, sizeof doc->root);
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
         st = perr(&ps, copy, "byte order mark not allowed (RFC 8259)");
     else
         st = run(&ps, &doc->root);

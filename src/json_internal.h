@@ -104,4 +104,15 @@ static inline uint64_t mcp__str_special(uint64_t w)
     return (t | w) & MCP__HIGHS;
 }
 
+/*
+ * Byte index (0-7) of the first special byte in a word whose
+ * mcp__str_special() mask is `m` (nonzero). The lowest flagged byte is
+ * always a true one: false positives come only from borrows moving upward.
+ */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MCP__FIRST_SPECIAL(m) ((unsigned)__builtin_ctzll(m) >> 3)
+#else
+#define MCP__FIRST_SPECIAL(m) 0u /* no fast position: callers fall back to one byte at a time */
+#endif
+
 #endif /* MCP_JSON_INTERNAL_H */

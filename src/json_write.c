@@ -96,8 +96,9 @@ static const char g_hex[] = "0123456789abcdef";
  */
 static mcp_status put_str(mcp_buf *b, const unsigned char *s, size_t n, int validate)
 {
-    mcp_status st = mcp_buf_reserve(b, n + 2);
-    if (st)
+    mcp_status st = MCP_OK;
+    if (MCP__UNLIKELY(!b->data || b->cap - b->len < n || b->cap - b->len - n < 3) &&
+        (st = mcp_buf_reserve(b, n + 2)))
         return st;
     size_t base_len = b->len;
     b->data[b->len++] = '"';
@@ -109,8 +110,11 @@ static mcp_status put_str(mcp_buf *b, const unsigned char *s, size_t n, int vali
             while (j + 8 <= n) {
                 uint64_t word;
                 memcpy(&word, s + j, 8);
-                if (mcp__str_special(word))
+                uint64_t m = mcp__str_special(word);
+                if (m) {
+                    j += MCP__FIRST_SPECIAL(m);
                     break;
+                }
                 j += 8;
             }
             if (j >= n)
@@ -138,7 +142,7 @@ static mcp_status put_str(mcp_buf *b, const unsigned char *s, size_t n, int vali
             j += (size_t)k;
         }
         if (j > i) {
-            if ((st = mcp_buf_reserve(b, j - i + 1)))
+            if (b->cap - b->len < j - i + 2 && (st = mcp_buf_reserve(b, j - i + 1)))
                 goto undo;
             memcpy(b->data + b->len, s + i, j - i);
             b->len += j - i;
@@ -147,7 +151,7 @@ static mcp_status put_str(mcp_buf *b, const unsigned char *s, size_t n, int vali
             break;
         /* One byte to escape. */
         unsigned c = s[j];
-        if ((st = mcp_buf_reserve(b, 7)))
+        if (b->cap - b->len < 8 && (st = mcp_buf_reserve(b, 7)))
             goto undo;
         char *o = b->data + b->len;
         switch (c) {
@@ -166,7 +170,7 @@ static mcp_status put_str(mcp_buf *b, const unsigned char *s, size_t n, int vali
         }
         i = j + 1;
     }
-    if ((st = mcp_buf_reserve(b, 1)))
+    if (b->cap - b->len < 2 && (st = mcp_buf_reserve(b, 1)))
         goto undo;
     b->data[b->len++] = '"';
     b->data[b->len] = '\0';
@@ -398,6 +402,19 @@ mcp_status mcp_jw_base64(mcp_jw *w, const void *bytes, size_t n)
 /* ------------------------------------------------------------------------ */
 /* Splicing a parsed value                                                   */
 
+/* Appends one byte; the common case (room left) stays inline. */
+static inline mcp_status put_ch(mcp_buf *b, char c)
+{
+    if (MCP__UNLIKELY(b->cap - b->len < 2)) {
+        mcp_status st = mcp_buf_reserve(b, 1);
+        if (st)
+            return st;
+    }
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+    return MCP_OK;
+}
+
 static mcp_status put_json(mcp_buf *b, const mcp_json *v)
 {
     mcp_status st;
@@ -412,32 +429,32 @@ static mcp_status put_json(mcp_buf *b, const mcp_json *v)
     case MCP_JSON_STRING:
         return put_str(b, v->p, v->len, 0);
     case MCP_JSON_ARRAY: {
-        if ((st = mcp_buf_append(b, "[", 1)))
+        if ((st = put_ch(b, '[')))
             return st;
         const mcp_json *a = v->p;
         for (uint32_t i = 0; i < v->len; i++) {
-            if (i && (st = mcp_buf_append(b, ",", 1)))
+            if (i && (st = put_ch(b, ',')))
                 return st;
             if ((st = put_json(b, &a[i])))
                 return st;
         }
-        return mcp_buf_append(b, "]", 1);
+        return put_ch(b, ']');
     }
     case MCP_JSON_OBJECT: {
-        if ((st = mcp_buf_append(b, "{", 1)))
+        if ((st = put_ch(b, '{')))
             return st;
         const mcp__member *m = v->p;
         for (uint32_t i = 0; i < v->len; i++) {
-            if (i && (st = mcp_buf_append(b, ",", 1)))
+            if (i && (st = put_ch(b, ',')))
                 return st;
             if ((st = put_str(b, (const unsigned char *)m[i].key, m[i].klen, 0)))
                 return st;
-            if ((st = mcp_buf_append(b, ":", 1)))
+            if ((st = put_ch(b, ':')))
                 return st;
             if ((st = put_json(b, &m[i].value)))
                 return st;
         }
-        return mcp_buf_append(b, "}", 1);
+        return put_ch(b, '}');
     }
     default:
         return MCP_ERR_INTERNAL;
