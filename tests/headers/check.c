@@ -3,6 +3,7 @@
 #include "mcp/base.h"
 #include "mcp/json.h"
 #include "mcp/rpc.h"
+#include "mcp/schema.h"
 #include "mcp/mcp.h"
 
 int main(void)
