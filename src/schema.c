@@ -132,6 +132,8 @@ typedef struct sbuf {
     size_t cap; /* bytes available at p, including room for the NUL */
     int fixed;  /* 1: p is caller storage and output is truncated to fit */
     int nomem;  /* 1: a growth failed; the content is incomplete */
+    int full;   /* 1: fixed output was cut to fit; nothing more is appended, so a
+                   truncated text never continues after the cut */
 } sbuf;
 
 static void sb_fixed(sbuf *b, char *mem, size_t cap)
@@ -141,6 +143,7 @@ static void sb_fixed(sbuf *b, char *mem, size_t cap)
     b->cap = cap;
     b->fixed = 1;
     b->nomem = 0;
+    b->full = 0;
     if (cap)
         mem[0] = '\0';
 }
@@ -161,7 +164,7 @@ static void sb_release(sbuf *b)
 /* Makes room for `extra` more bytes plus the NUL; returns the room available. */
 static size_t sb_room(sbuf *b, size_t extra)
 {
-    if (b->nomem)
+    if (b->nomem || b->full)
         return 0;
     if (b->fixed)
         return b->cap ? b->cap - 1 - b->len : 0;
@@ -181,11 +184,44 @@ static size_t sb_room(sbuf *b, size_t extra)
     return extra;
 }
 
+/*
+ * Longest prefix of the n bytes at s that is at most max bytes and does not
+ * end inside a UTF-8 sequence. Messages cut long names and values short;
+ * cutting through a character would make them invalid UTF-8, which the
+ * JSON writer (rightly) refuses, so a report could not be sent.
+ */
+static size_t utf8_clip(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0u) == 0x80u)
+        max--;
+    return max;
+}
+
+/* Length of p[0..len) without a trailing incomplete UTF-8 sequence (one that
+   truncation cut), for text whose continuation is not at hand. */
+static size_t utf8_trim_tail(const char *p, size_t len)
+{
+    size_t j = len;
+    while (j > 0 && len - j < 3 && ((unsigned char)p[j - 1] & 0xC0u) == 0x80u)
+        j--;
+    if (j == 0)
+        return len;
+    unsigned char lead = (unsigned char)p[j - 1];
+    size_t need = lead >= 0xF0u ? 4 : lead >= 0xE0u ? 3 : lead >= 0xC0u ? 2 : 1;
+    return len - (j - 1) < need ? j - 1 : len;
+}
+
 static void sb_put(sbuf *b, const char *s, size_t n)
 {
     size_t room = sb_room(b, n);
     if (room > n)
         room = n;
+    else if (room < n) {
+        room = utf8_clip(s, n, room);
+        b->full = 1;
+    }
     if (room == 0)
         return;
     memcpy(b->p + b->len, s, room);
@@ -217,7 +253,13 @@ static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
         return;
     /* vsnprintf writes at most room + 1 bytes including the NUL. */
     vsnprintf(b->p + b->len, room + 1, fmt, ap);
-    b->len += room < (size_t)n ? room : (size_t)n;
+    if (room < (size_t)n) {
+        room = utf8_trim_tail(b->p + b->len, room);
+        b->full = 1;
+    } else
+        room = (size_t)n;
+    b->len += room;
+    b->p[b->len] = '\0';
 }
 
 static void sb_printf(sbuf *b, const char *fmt, ...) MCP__PRINTF(2, 3);
@@ -229,18 +271,23 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Appends a JSON Pointer reference token ("~" -> "~0", "/" -> "~1"). */
+/*
+ * Appends a JSON Pointer reference token ("~" -> "~0", "/" -> "~1"). The
+ * bytes between escapes go in as runs, so a fixed buffer cuts them at a
+ * character boundary.
+ */
 static void sb_ptr_token(sbuf *b, const char *s, size_t n)
 {
+    size_t run = 0;
     sb_putc(b, '/');
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '~')
-            sb_put(b, "~0", 2);
-        else if (s[i] == '/')
-            sb_put(b, "~1", 2);
-        else
-            sb_putc(b, s[i]);
+        if (s[i] == '~' || s[i] == '/') {
+            sb_put(b, s + run, i - run);
+            sb_put(b, s[i] == '~' ? "~0" : "~1", 2);
+            run = i + 1;
+        }
     }
+    sb_put(b, s + run, n - run);
 }
 
 /* ======================================================================== */
@@ -443,6 +490,13 @@ static size_t pct_decode(char *s, size_t n)
 /* ======================================================================== */
 /* Errors                                                                    */
 
+/* mcp__vfail truncates to the message buffer by bytes; keep it valid UTF-8. */
+static void trim_message(mcp_error *err)
+{
+    size_t n = strlen(err->message);
+    err->message[utf8_trim_tail(err->message, n)] = '\0';
+}
+
 static mcp_status fail_at(mcp_error *err, mcp_status st, const char *ptr, const char *fmt, ...)
     MCP__PRINTF(4, 5);
 static mcp_status fail_at(mcp_error *err, mcp_status st, const char *ptr, const char *fmt, ...)
@@ -453,10 +507,9 @@ static mcp_status fail_at(mcp_error *err, mcp_status st, const char *ptr, const 
     va_start(ap, fmt);
     mcp__vfail(err, st, 0, 0, fmt, ap);
     va_end(ap);
+    trim_message(err);
     if (ptr) {
-        size_t n = strlen(ptr);
-        if (n >= sizeof(err->pointer))
-            n = sizeof(err->pointer) - 1;
+        size_t n = utf8_clip(ptr, strlen(ptr), sizeof(err->pointer) - 1);
         memcpy(err->pointer, ptr, n);
         err->pointer[n] = '\0';
     }
@@ -1805,7 +1858,7 @@ static mcp_status compile_regex(comp *c, node *n, const char *kwname, const mcp_
         return nomem(c);
     if (st)
         return bad(c, n, kwname, MCP_ERR_SCHEMA, "invalid regular expression \"%.*s\": %s",
-                   (int)(len > 60 ? 60 : len), src, why);
+                   (int)utf8_clip(src, len, 60), src, why);
     s->codes[s->ncodes++] = code;
     out->code = code;
     out->src.s = src;
@@ -2194,7 +2247,7 @@ static mcp_status compile_node(comp *c, node *n)
                     if (st)
                         return bad(c, n, "patternProperties", MCP_ERR_SCHEMA,
                                    "invalid regular expression \"%.*s\": %s",
-                                   (int)(kl > 60 ? 60 : kl), key, why);
+                                   (int)utf8_clip(key, kl, 60), key, why);
                     s->codes[s->ncodes++] = e->re.code;
                     if ((st = child(c, n, mcp_json_value_at(pat, i), &e->n)) != MCP_OK)
                         return st;
@@ -2709,6 +2762,7 @@ static void hard_fail(vctx *c, mcp_status st, const char *fmt, ...)
         va_start(ap, fmt);
         mcp__vfail(c->err, st, 0, 0, fmt, ap);
         va_end(ap);
+        trim_message(c->err);
     }
 }
 
@@ -2744,7 +2798,7 @@ static void put_value(sbuf *b, const mcp_json *v, size_t max)
         s = mcp_json_str(v, &n);
         sb_putc(b, '"');
         if (n > max) {
-            sb_put(b, s, max);
+            sb_put(b, s, utf8_clip(s, n, max));
             sb_puts(b, "...");
         } else {
             sb_put(b, s, n);
@@ -2955,12 +3009,12 @@ static int re_match(vctx *c, const regex *re, const char *s, size_t n)
         return 0;
     if (rc == PCRE2_ERROR_NOMEMORY)
         hard_fail(c, MCP_ERR_NOMEM, "out of memory matching pattern \"%.*s\"",
-                  (int)(re->src.n > 60 ? 60 : re->src.n), re->src.s);
+                  (int)utf8_clip(re->src.s, re->src.n, 60), re->src.s);
     else
         hard_fail(c, MCP_ERR_LIMIT,
                   "pattern \"%.*s\" needs too much backtracking (PCRE2 error %d); "
                   "validation stopped",
-                  (int)(re->src.n > 60 ? 60 : re->src.n), re->src.s, rc);
+                  (int)utf8_clip(re->src.s, re->src.n, 60), re->src.s, rc);
     return -1;
 }
 
@@ -3365,7 +3419,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 if (!m) {
                     if (!quiet)
                         emit(c, ip, kp, "pattern", "pattern", NULL, 0, "must match the pattern \"%.*s\"",
-                             (int)(k->u.re.src.n > 100 ? 100 : k->u.re.src.n), k->u.re.src.s);
+                             (int)utf8_clip(k->u.re.src.s, k->u.re.src.n, 100), k->u.re.src.s);
                     FAIL_HERE();
                 }
             } else {
@@ -3512,7 +3566,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                             pseg ks = {&kseg, d->key.s, d->key.n};
                             emit(c, ip, &ks, NULL, k->name, d->names[j].s, d->names[j].n,
                                  "required property missing (required when \"%.*s\" is present)",
-                                 (int)(d->key.n > 60 ? 60 : d->key.n), d->key.s);
+                                 (int)utf8_clip(d->key.s, d->key.n, 60), d->key.s);
                         }
                         FAIL_HERE();
                     }
@@ -3561,7 +3615,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                             put_allowed(&w, pr);
                             emit(c, &is, kp, "additionalProperties", "additionalProperties", NULL, 0,
                                  "property \"%.*s\" is not allowed (%s)",
-                                 (int)(kn > 60 ? 60 : kn), key, allowed);
+                                 (int)utf8_clip(key, kn, 60), key, allowed);
                         }
                         FAIL_HERE();
                         continue;
@@ -3590,7 +3644,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     if (!quiet)
                         emit(c, ip, kp, "propertyNames", "propertyNames", NULL, 0,
                              "property name \"%.*s\" does not match the propertyNames schema",
-                             (int)(kn > 60 ? 60 : kn), key);
+                             (int)utf8_clip(key, kn, 60), key);
                     FAIL_HERE();
                 }
             }
@@ -3724,7 +3778,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                         emit(c, &is, kp, k->name, k->name, NULL, 0,
                              "property \"%.*s\" is not allowed (not evaluated by any subschema "
                              "and unevaluatedProperties is false)",
-                             (int)(kn > 60 ? 60 : kn), key);
+                             (int)utf8_clip(key, kn, 60), key);
                     FAIL_HERE();
                     continue;
                 }

@@ -4,6 +4,8 @@
 #include "mcp/json.h"
 #include "mcp/rpc.h"
 #include "mcp/schema.h"
+#include "mcp/server.h"
+#include "mcp/transport.h"
 #include "mcp/mcp.h"
 
 int main(void)

@@ -1,0 +1,48 @@
+/*
+ * The smallest useful MCP server: one tool, served over stdio.
+ * Build it, then add it to an MCP client as the command to run.
+ */
+#include <mcp/mcp.h>
+
+#include <stdio.h>
+
+/* The handler gets validated arguments: "name" is a string, guaranteed. */
+static mcp_status greet(mcp_call *call, const mcp_json *args, void *user_data)
+{
+    (void)user_data;
+    const char *name = mcp_json_str(mcp_json_get(args, "name"), NULL);
+    if (name[0] == '\0')
+        return mcp_call_error(call, "name must not be empty; pass the person's name");
+    return mcp_call_textf(call, "Hello, %s!", name);
+}
+
+int main(void)
+{
+    mcp_server_opts opts = {0};
+    opts.name = "hello";
+    opts.version = "1.0.0";
+    mcp_server *srv;
+    mcp_error err;
+    if (mcp_server_new(&srv, &opts, &err) != MCP_OK) {
+        fprintf(stderr, "hello: %s\n", err.message);
+        return 1;
+    }
+
+    mcp_tool_def tool = {0};
+    tool.name = "greet";
+    tool.title = "Greet someone";
+    tool.description = "Says hello to a person by name.";
+    tool.input_schema = "{\"type\":\"object\","
+                        "\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Who to greet\"}},"
+                        "\"required\":[\"name\"],\"additionalProperties\":false}";
+    tool.read_only_hint = MCP_HINT_TRUE;
+    tool.handler = greet;
+    if (mcp_server_add_tool(srv, &tool, &err) != MCP_OK) {
+        fprintf(stderr, "hello: %s\n", err.message);
+        return 1;
+    }
+
+    mcp_status st = mcp_stdio_serve(srv, NULL); /* until stdin closes */
+    mcp_server_free(srv);
+    return st == MCP_OK ? 0 : 1;
+}

@@ -1,0 +1,369 @@
+/*
+ * libmcp server: a registry of tools, a sans-I/O connection engine that
+ * speaks both protocol eras, and the API tool handlers use to build their
+ * results.
+ *
+ * Shape of a server program:
+ *
+ *     mcp_server *srv;
+ *     mcp_server_opts o = {0};
+ *     o.name = "hello"; o.version = "1.0.0";
+ *     mcp_server_new(&srv, &o, NULL);
+ *     mcp_tool_def t = {0};
+ *     t.name = "greet";
+ *     t.input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
+ *                      "\"required\":[\"name\"]}";
+ *     t.handler = greet;
+ *     mcp_server_add_tool(srv, &t, NULL);
+ *     mcp_stdio_serve(srv, NULL);      (transport.h)
+ *     mcp_server_free(srv);
+ *
+ * Protocol eras (see docs/protocol.md):
+ *   legacy  2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25: `initialize`
+ *           negotiates a version for the connection;
+ *   modern  2026-07-28: every request carries `_meta`
+ *           `io.modelcontextprotocol/protocolVersion` and `clientCapabilities`.
+ * One connection may carry both; the era is decided per message.
+ *
+ * Errors follow the contract in docs/errors.md: protocol failures are
+ * JSON-RPC errors raised by the library; a handler reports a tool failure
+ * with mcp_call_error() (a result with isError: true) and returns a non-OK
+ * status only when it could not do its job at all (-32603).
+ */
+#ifndef MCP_SERVER_H
+#define MCP_SERVER_H
+
+#include "json.h"
+#include "rpc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcp_server mcp_server; /* registry, options, worker pool */
+typedef struct mcp_conn mcp_conn;     /* one client connection (sans I/O) */
+typedef struct mcp_call mcp_call;     /* one tools/call being handled */
+
+/* Protocol versions libmcp speaks, newest first. */
+#define MCP_PROTOCOL_2026_07_28 "2026-07-28"
+#define MCP_PROTOCOL_2025_11_25 "2025-11-25"
+#define MCP_PROTOCOL_2025_06_18 "2025-06-18"
+#define MCP_PROTOCOL_2025_03_26 "2025-03-26"
+#define MCP_PROTOCOL_2024_11_05 "2024-11-05"
+#define MCP_PROTOCOL_LATEST MCP_PROTOCOL_2026_07_28
+#define MCP_PROTOCOL_LATEST_LEGACY MCP_PROTOCOL_2025_11_25
+
+/* Log levels (syslog severities, as MCP orders them). */
+typedef enum mcp_log_level {
+    MCP_LOG_DEBUG = 0,
+    MCP_LOG_INFO,
+    MCP_LOG_NOTICE,
+    MCP_LOG_WARNING,
+    MCP_LOG_ERROR,
+    MCP_LOG_CRITICAL,
+    MCP_LOG_ALERT,
+    MCP_LOG_EMERGENCY
+} mcp_log_level;
+
+/** Name of a level as MCP spells it ("debug" ... "emergency"); "debug" for unknown. */
+MCP_API const char *mcp_log_level_name(mcp_log_level level);
+
+/**
+ * Receives the server's own diagnostics (not protocol traffic): a rejected
+ * frame, a handler contract failure, an outputSchema mismatch. Called from
+ * any thread; must not call back into the server.
+ */
+typedef void (*mcp_server_log_fn)(mcp_log_level level, const char *message, void *user_data);
+
+/* Server options; zero-initialise and set what you need. */
+typedef struct mcp_server_opts {
+    const char *name;          /* serverInfo.name (copied); NULL = "libmcp-server" */
+    const char *version;       /* serverInfo.version (copied); NULL = the libmcp version */
+    const char *title;         /* serverInfo.title (copied), or NULL */
+    const char *instructions;  /* instructions for the model (copied), or NULL */
+    unsigned workers;          /* tool worker threads; 0 = number of cores */
+    unsigned queue_max;        /* tool calls waiting for a worker; 0 = 1024 */
+    unsigned max_in_flight;    /* calls in flight per connection; 0 = 4096 */
+    unsigned page_size;        /* items per tools/list page; 0 = 100 */
+    unsigned call_timeout_ms;  /* default time limit per tool call; 0 = none */
+    unsigned list_ttl_ms;      /* 2026-07-28 ttlMs on list results; 0 = 0 (always stale) */
+    size_t max_message;        /* largest frame accepted; 0 = 4 MiB */
+    unsigned max_depth;        /* JSON nesting limit per frame; 0 = 256 */
+    int invalid_args_protocol_error; /* nonzero: schema violations are always -32602 */
+    const char *transcript_path; /* append every frame in and out as a JSON line, or NULL */
+    mcp_server_log_fn log;     /* diagnostics sink; NULL = lines on stderr */
+    void *log_user_data;       /* passed to `log` */
+} mcp_server_opts;
+
+/**
+ * Creates a server and starts its worker pool.
+ *
+ * @param out  receives the server; untouched on failure.
+ * @param opts options, or NULL for the defaults.
+ * @param err  optional detail.
+ * @return MCP_OK, MCP_ERR_INVALID_ARG, MCP_ERR_IO (the transcript file
+ *         cannot be opened, or a thread cannot start), MCP_ERR_NOMEM.
+ * Thread-safety: safe.
+ */
+MCP_API mcp_status mcp_server_new(mcp_server **out, const mcp_server_opts *opts, mcp_error *err);
+
+/**
+ * Stops the worker pool and frees the server. Every connection must have
+ * been freed first (mcp_conn_free()).
+ * @param srv may be NULL (no-op).
+ */
+MCP_API void mcp_server_free(mcp_server *srv);
+
+/* ---- tools ---------------------------------------------------------------- */
+
+/**
+ * A tool handler. Runs on a worker thread (or inline, see
+ * MCP_TOOL_NONBLOCKING). `args` is the validated `arguments` object
+ * (borrowed, valid during the call; an absent `arguments` is an empty
+ * object). Build the result with the mcp_call_* functions.
+ *
+ * @return MCP_OK when a result was built (including a tool failure reported
+ *         with mcp_call_error()); any other status means the handler could
+ *         not produce a result, and the client gets -32603.
+ */
+typedef mcp_status (*mcp_tool_fn)(mcp_call *call, const mcp_json *args, void *user_data);
+
+/* Tool flags. */
+#define MCP_TOOL_NONBLOCKING 0x1u /* the handler never blocks: run it on the I/O thread */
+#define MCP_TOOL_DISABLED 0x2u    /* registered but hidden and not callable */
+
+/* Optional hint values for mcp_tool_def annotations. */
+#define MCP_HINT_UNSET 0
+#define MCP_HINT_FALSE 1
+#define MCP_HINT_TRUE 2
+
+/*
+ * A tool to register. Strings are copied; JSON texts are parsed and
+ * checked at registration.
+ */
+typedef struct mcp_tool_def {
+    const char *name;          /* 1-128 chars of [A-Za-z0-9_.-]; required */
+    const char *title;         /* display name, or NULL */
+    const char *description;   /* for the model, or NULL */
+    const char *input_schema;  /* JSON Schema text; NULL = {"type":"object"} */
+    const char *output_schema; /* JSON Schema text for structuredContent, or NULL */
+    const char *icons;         /* JSON array of Icon objects, or NULL */
+    const char *meta;          /* JSON object for the tool's _meta, or NULL */
+    int read_only_hint;        /* MCP_HINT_*: annotations.readOnlyHint */
+    int destructive_hint;      /* MCP_HINT_*: annotations.destructiveHint */
+    int idempotent_hint;       /* MCP_HINT_*: annotations.idempotentHint */
+    int open_world_hint;       /* MCP_HINT_*: annotations.openWorldHint */
+    unsigned flags;            /* MCP_TOOL_* */
+    unsigned timeout_ms;       /* time limit; 0 = the server's call_timeout_ms */
+    mcp_tool_fn handler;       /* required */
+    void *user_data;           /* passed to the handler */
+    void (*user_data_free)(void *user_data); /* called when the tool is gone, or NULL */
+} mcp_tool_def;
+
+/**
+ * Registers a tool. Its schemas are compiled now (JSON Schema 2020-12 by
+ * default, draft-07 when `$schema` says so). Connections that can receive
+ * it get notifications/tools/list_changed.
+ *
+ * Ownership: `user_data_free` (if set) is called exactly once: when the tool
+ * is removed or the server freed, or right away when registration fails.
+ *
+ * @return MCP_OK;
+ *         MCP_ERR_INVALID_ARG (bad name, no handler, invalid icons/meta JSON);
+ *         MCP_ERR_SCHEMA / MCP_ERR_UNSUPPORTED / MCP_ERR_LIMIT (a schema does not
+ *         compile: err->message carries the validator's reason);
+ *         MCP_ERR_EXISTS (the name is taken); MCP_ERR_NOMEM.
+ * Thread-safety: safe, also while serving.
+ */
+MCP_API mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_error *err);
+
+/**
+ * Removes a tool. Calls already running finish normally.
+ * @return MCP_OK or MCP_ERR_NOT_FOUND.
+ * Thread-safety: safe, also while serving.
+ */
+MCP_API mcp_status mcp_server_remove_tool(mcp_server *srv, const char *name);
+
+/**
+ * Enables or disables a tool. A disabled tool is not listed and calling it
+ * is "Unknown tool".
+ * @return MCP_OK or MCP_ERR_NOT_FOUND.
+ * Thread-safety: safe, also while serving.
+ */
+MCP_API mcp_status mcp_server_enable_tool(mcp_server *srv, const char *name, int enabled);
+
+/* ---- connections (sans I/O) ----------------------------------------------- */
+
+/**
+ * Sends one complete frame (a JSON-RPC message, no trailing newline) to the
+ * client. libmcp never calls it concurrently for the same connection, but
+ * may call it from any thread. The bytes are valid only during the call.
+ * @return MCP_OK, or an error that closes the connection for sending.
+ */
+typedef mcp_status (*mcp_send_fn)(const char *frame, size_t len, void *user_data);
+
+/**
+ * Creates a connection: the protocol engine for one client.
+ *
+ * @param out  receives the connection; untouched on failure.
+ * @param srv  the server; must outlive the connection.
+ * @param send how frames leave; required.
+ * @param user_data passed to `send`; not owned.
+ * @return MCP_OK, MCP_ERR_INVALID_ARG, MCP_ERR_NOMEM.
+ * Thread-safety: safe.
+ */
+MCP_API mcp_status mcp_conn_new(mcp_conn **out, mcp_server *srv, mcp_send_fn send, void *user_data);
+
+/**
+ * Feeds one complete frame from the client. Cheap requests are answered
+ * before it returns; tool calls are queued to the worker pool and answered
+ * later through `send`. Malformed input is answered with its JSON-RPC error
+ * and the connection keeps working.
+ *
+ * @return MCP_OK (also when the frame was answered with an error);
+ *         MCP_ERR_CLOSED after mcp_conn_close(); MCP_ERR_INVALID_ARG.
+ * Thread-safety: call from one thread at a time per connection (the
+ * transport's I/O thread).
+ */
+MCP_API mcp_status mcp_conn_recv(mcp_conn *conn, const char *frame, size_t len);
+
+/**
+ * Closes a connection: waits up to `grace_ms` for calls in flight to
+ * finish (their responses are still sent), then cancels the rest (no
+ * responses) and stops sending. Returns when no handler of this connection
+ * is running any more, or `grace_ms` later again if one ignores
+ * cancellation (it is then abandoned: its result is discarded).
+ *
+ * @return MCP_OK, or MCP_ERR_TIMEOUT when a handler was abandoned.
+ * Thread-safety: call once, from the transport's thread.
+ */
+MCP_API mcp_status mcp_conn_close(mcp_conn *conn, unsigned grace_ms);
+
+/**
+ * Frees a connection (closing it first with no grace if still open).
+ * Memory still used by abandoned handlers is released when they return.
+ * @param conn may be NULL (no-op).
+ */
+MCP_API void mcp_conn_free(mcp_conn *conn);
+
+/**
+ * The protocol version negotiated by `initialize` on this connection, or
+ * NULL before (modern requests carry their own version).
+ * Thread-safety: safe.
+ */
+MCP_API const char *mcp_conn_version(const mcp_conn *conn);
+
+/* ---- building a tool result (handlers) ------------------------------------ */
+
+/* Annotations a content block may carry. */
+typedef struct mcp_annotations {
+    unsigned audience;          /* MCP_AUDIENCE_* bits; 0 = unset */
+    double priority;            /* 0.0 .. 1.0; negative = unset */
+    const char *last_modified;  /* ISO 8601 timestamp, or NULL */
+} mcp_annotations;
+
+#define MCP_AUDIENCE_USER 0x1u
+#define MCP_AUDIENCE_ASSISTANT 0x2u
+
+/*
+ * Content blocks, added in order to the result's `content`. Each returns
+ * MCP_OK, MCP_ERR_INVALID_ARG (NULL where a value is required, invalid
+ * UTF-8, a bad annotation), MCP_ERR_LIMIT (the result grew past the
+ * server's message size) or MCP_ERR_NOMEM. A failed block leaves the
+ * result as it was. `ann` may be NULL. Safe from the handler's thread.
+ */
+MCP_API mcp_status mcp_call_text(mcp_call *call, const char *text, const mcp_annotations *ann);
+MCP_API mcp_status mcp_call_textf(mcp_call *call, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/** An image block: `bytes` are base64-encoded into the result. */
+MCP_API mcp_status mcp_call_image(mcp_call *call, const void *bytes, size_t n,
+                                  const char *mime_type, const mcp_annotations *ann);
+/** An audio block: `bytes` are base64-encoded into the result. */
+MCP_API mcp_status mcp_call_audio(mcp_call *call, const void *bytes, size_t n,
+                                  const char *mime_type, const mcp_annotations *ann);
+/** A resource_link block (name required; description and mime_type optional). */
+MCP_API mcp_status mcp_call_resource_link(mcp_call *call, const char *uri, const char *name,
+                                          const char *description, const char *mime_type,
+                                          const mcp_annotations *ann);
+/** An embedded text resource. */
+MCP_API mcp_status mcp_call_resource_text(mcp_call *call, const char *uri, const char *mime_type,
+                                          const char *text, const mcp_annotations *ann);
+/** An embedded binary resource (base64-encoded into the result). */
+MCP_API mcp_status mcp_call_resource_blob(mcp_call *call, const char *uri, const char *mime_type,
+                                          const void *bytes, size_t n, const mcp_annotations *ann);
+
+/**
+ * Sets the result's structuredContent from JSON text (parsed and checked
+ * now; validated against the tool's outputSchema when the handler returns).
+ * Calling it again replaces the previous value.
+ * @return MCP_OK, MCP_ERR_PARSE (not JSON), MCP_ERR_NOMEM.
+ */
+MCP_API mcp_status mcp_call_structured(mcp_call *call, const char *json, size_t len);
+
+/**
+ * Reports a tool execution failure: the result gets isError: true and a
+ * text block with the formatted message (something the model can act on).
+ * The handler then still returns MCP_OK.
+ */
+MCP_API mcp_status mcp_call_error(mcp_call *call, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/**
+ * 1 when the client cancelled the call, its time limit passed, or the
+ * connection is closing: the handler should stop soon (its result will be
+ * discarded). Cheap; call it often in long loops.
+ * Thread-safety: safe from any thread.
+ */
+MCP_API int mcp_call_is_cancelled(const mcp_call *call);
+
+/**
+ * Sends notifications/progress when the request carried a progressToken
+ * (otherwise does nothing and returns MCP_OK).
+ *
+ * @param progress must increase from one call to the next.
+ * @param total    negative when unknown.
+ * @param message  optional text, or NULL.
+ * @return MCP_OK, MCP_ERR_INVALID_ARG (progress did not increase, or NaN),
+ *         MCP_ERR_CANCELLED (the call is cancelled), MCP_ERR_NOMEM.
+ * Thread-safety: safe from any thread.
+ */
+MCP_API mcp_status mcp_call_progress(mcp_call *call, double progress, double total,
+                                     const char *message);
+
+/**
+ * Sends a notifications/message log line for this call, when the client
+ * asked for this level: legacy clients through logging/setLevel (all
+ * levels until they do), 2026-07-28 requests through their `_meta`
+ * `io.modelcontextprotocol/logLevel` (none without it).
+ *
+ * @param logger optional logger name, or NULL.
+ * @return MCP_OK (also when filtered out), MCP_ERR_INVALID_ARG, MCP_ERR_NOMEM.
+ * Thread-safety: safe from any thread.
+ */
+MCP_API mcp_status mcp_call_log(mcp_call *call, mcp_log_level level, const char *logger,
+                                const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/** Name of the tool being called (valid during the call). */
+MCP_API const char *mcp_call_tool_name(const mcp_call *call);
+
+/** Protocol version of the request ("2025-11-25", "2026-07-28", ...). */
+MCP_API const char *mcp_call_protocol_version(const mcp_call *call);
+
+/** The request's params._meta object, or NULL (borrowed, valid during the call). */
+MCP_API const mcp_json *mcp_call_meta(const mcp_call *call);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCP_SERVER_H */

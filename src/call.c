@@ -1,0 +1,789 @@
+/*
+ * tools/call: the pipeline (look up, validate arguments, run the handler on
+ * the worker pool, check the result, encode, send), the result-building
+ * API for handlers, progress and logging from handlers, cancellation and
+ * time limits.
+ *
+ * Exactly one party answers a call: whoever flips `finished` from 0 to 1
+ * (the handler's completion, the timer, a client cancel or the connection
+ * closing). The thread that ran (or withdrew) the job frees the call.
+ */
+#include "internal.h"
+#include "json_internal.h"
+#include "server_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define META_VALIDATION "validationErrors"
+
+/* The empty object handlers get when the request has no `arguments`. */
+static const mcp_json g_empty_object = {MCP_JSON_OBJECT, 0, 0, 0, NULL, {0}};
+
+/* ------------------------------------------------------------------------ */
+/* Answering                                                                 */
+
+/* Claims the right to answer. 1 when this caller won. */
+static int claim(mcp_call *call)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&call->finished, &expected, 1))
+        return 0;
+    mcp_conn *c = call->conn;
+    pthread_mutex_lock(&c->mu);
+    mcp__conn_unlink_call_locked(c, call); /* by pointer: the id may be in use again */
+    pthread_mutex_unlock(&c->mu);
+    return 1;
+}
+
+static void answer_error(mcp_call *call, int code, const char *message, const mcp_schema_result *violations)
+{
+    if (!claim(call))
+        return;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_error(&w, &call->msg.id, code, message);
+    if (violations) {
+        mcp_jw_key(&w, "data");
+        mcp_jw_object_begin(&w);
+        mcp_jw_key(&w, META_VALIDATION);
+        mcp_schema_result_write(&w, violations);
+        mcp_jw_object_end(&w);
+    }
+    mcp_rpc_end_error(&w);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send(call->conn, &b);
+    mcp_buf_cleanup(&b);
+}
+
+/* Answers with a result whose content is one text block and isError: true. */
+static void answer_tool_error(mcp_call *call, const char *text, const mcp_schema_result *violations)
+{
+    if (!claim(call))
+        return;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_result(&w, &call->msg.id);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "content");
+    mcp_jw_array_begin(&w);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "type");
+    mcp_jw_string(&w, "text");
+    mcp_jw_key(&w, "text");
+    mcp_jw_string(&w, text);
+    mcp_jw_object_end(&w);
+    mcp_jw_array_end(&w);
+    mcp_jw_key(&w, "isError");
+    mcp_jw_bool(&w, 1);
+    if (call->modern) {
+        /* resultType and _meta(serverInfo), with the violations beside it. */
+        mcp_jw_key(&w, "resultType");
+        mcp_jw_string(&w, "complete");
+    }
+    if (violations || call->modern) {
+        mcp_jw_key(&w, "_meta");
+        mcp_jw_object_begin(&w);
+        if (violations) {
+            mcp_jw_key(&w, META_VALIDATION);
+            mcp_schema_result_write(&w, violations);
+        }
+        if (call->modern) {
+            mcp_jw_key(&w, "io.modelcontextprotocol/serverInfo");
+            mcp_jw_object_begin(&w);
+            mcp_jw_key(&w, "name");
+            mcp_jw_string(&w, call->conn->srv->name);
+            mcp_jw_key(&w, "version");
+            mcp_jw_string(&w, call->conn->srv->version);
+            mcp_jw_object_end(&w);
+        }
+        mcp_jw_object_end(&w);
+    }
+    mcp_jw_object_end(&w);
+    mcp_rpc_end(&w);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send(call->conn, &b);
+    mcp_buf_cleanup(&b);
+}
+
+/* Adds a text block holding the structured content's JSON text. */
+static mcp_status add_structured_text(mcp_call *call)
+{
+    mcp_buf t;
+    mcp_buf_init(&t, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &t);
+    mcp_jw_value(&w, mcp_json_doc_root(call->structured));
+    mcp_status st = mcp_jw_finish(&w);
+    if (!st)
+        st = mcp_call_text(call, t.data, NULL);
+    mcp_buf_cleanup(&t);
+    return st;
+}
+
+/* Encodes and sends the handler's result. */
+static void answer_result(mcp_call *call)
+{
+    int structured_ok = mcp__version_at_least(call->version, MCP_PROTOCOL_2025_06_18);
+    /* Clients that cannot see structuredContent, and results with no other
+     * content, get its JSON as text (the spec's backwards-compatibility rule). */
+    if (call->structured && (!structured_ok || call->nblocks == 0) && add_structured_text(call) != MCP_OK) {
+        answer_error(call, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the tool result", NULL);
+        return;
+    }
+    mcp_jw_array_end(&call->cw);
+    if (mcp_jw_finish(&call->cw) != MCP_OK) {
+        answer_error(call, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the tool result", NULL);
+        return;
+    }
+    if (!claim(call))
+        return;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_result(&w, &call->msg.id);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "content");
+    mcp_jw_raw(&w, call->content.data, call->content.len);
+    if (call->structured && structured_ok) {
+        mcp_jw_key(&w, "structuredContent");
+        mcp_jw_value(&w, mcp_json_doc_root(call->structured));
+    }
+    if (call->is_error) {
+        mcp_jw_key(&w, "isError");
+        mcp_jw_bool(&w, 1);
+    }
+    if (call->modern)
+        mcp__write_modern_result_fields(&w, call->conn->srv);
+    mcp_jw_object_end(&w);
+    mcp_rpc_end(&w);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send(call->conn, &b);
+    else
+        mcp__server_diag(call->conn->srv, MCP_LOG_ERROR, "tool %s: result could not be encoded", call->tool->name);
+    mcp_buf_cleanup(&b);
+}
+
+/* Text listing every violation, one per line, for the model to act on. */
+static void violations_text(const char *tool, const mcp_schema_result *r, mcp_buf *out)
+{
+    char head[200];
+    snprintf(head, sizeof head, "Invalid arguments for tool %s:", tool);
+    mcp_buf_append(out, head, strlen(head));
+    for (size_t i = 0; i < r->count; i++) {
+        mcp_buf_append(out, "\n- ", 3);
+        mcp_buf_append(out, r->errors[i].message, strlen(r->errors[i].message));
+    }
+    if (r->truncated)
+        mcp_buf_append(out, "\n- (more violations not shown)", 30);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running                                                                   */
+
+static void execute(mcp_call *call)
+{
+    mcp__tool *t = call->tool;
+    mcp_server *srv = call->conn->srv;
+    const mcp_json *args = call->args ? call->args : &g_empty_object;
+
+    /* 1. Arguments against the input schema. */
+    mcp_schema_result *res = NULL;
+    mcp_error verr;
+    mcp_status st = mcp_schema_validate(t->input_schema, args, 0, &res, &verr);
+    if (st == MCP_ERR_INVALID || st == MCP_ERR_LIMIT) {
+        int protocol = srv->opts.invalid_args_protocol_error ||
+                       !mcp__version_at_least(call->version, MCP_PROTOCOL_2025_11_25);
+        if (protocol) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "invalid params for %s", t->name);
+            answer_error(call, MCP_RPC_INVALID_PARAMS, msg, res);
+        } else if (res) {
+            mcp_buf text;
+            mcp_buf_init(&text, 0);
+            violations_text(t->name, res, &text);
+            answer_tool_error(call, text.data ? text.data : "Invalid arguments", res);
+            mcp_buf_cleanup(&text);
+        } else {
+            char msg[400];
+            snprintf(msg, sizeof msg, "Invalid arguments for tool %s: %s", t->name, verr.message);
+            answer_tool_error(call, msg, NULL);
+        }
+        mcp_schema_result_free(res);
+        return;
+    }
+    if (st) {
+        answer_error(call, MCP_RPC_INTERNAL_ERROR, "Internal error: could not validate the arguments", NULL);
+        return;
+    }
+
+    /* 2. The handler. */
+    st = t->handler(call, args, t->user_data);
+    if (atomic_load(&call->finished))
+        return; /* cancelled or timed out meanwhile: the result is discarded */
+    if (st) {
+        mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s failed: %s", t->name, mcp_status_str(st));
+        char msg[200];
+        snprintf(msg, sizeof msg, "Internal error: tool %s failed (%s)", t->name, mcp_status_str(st));
+        answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+        return;
+    }
+    if (call->nblocks == 0 && !call->structured && !call->is_error) {
+        mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s returned no content", t->name);
+        char msg[200];
+        snprintf(msg, sizeof msg, "Internal error: tool %s returned no content", t->name);
+        answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+        return;
+    }
+
+    /* 3. Structured content against the output schema (not for tool errors). */
+    if (t->output_schema && !call->is_error) {
+        const char *why = NULL;
+        mcp_error oerr;
+        mcp_error_clear(&oerr);
+        if (!call->structured) {
+            why = "no structuredContent";
+        } else {
+            mcp_status os = mcp_schema_validate(t->output_schema, mcp_json_doc_root(call->structured),
+                                                MCP_SCHEMA_FIRST_ERROR, NULL, &oerr);
+            if (os == MCP_ERR_INVALID)
+                why = oerr.message;
+            else if (os)
+                why = mcp_status_str(os);
+        }
+        if (why) {
+            mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s: result does not match its outputSchema: %s", t->name, why);
+            char msg[200];
+            snprintf(msg, sizeof msg, "Internal error: tool %s produced a result that does not match its outputSchema",
+                     t->name);
+            answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+            return;
+        }
+    }
+    answer_result(call);
+}
+
+/* Runs a call on a worker (or inline); frees it afterwards. */
+static void run_job(mcp__job *job)
+{
+    mcp_call *call = (mcp_call *)job;
+    mcp_conn *c = call->conn;
+    pthread_mutex_lock(&c->mu);
+    call->state = MCP__CALL_RUNNING;
+    c->running++;
+    pthread_mutex_unlock(&c->mu);
+    if (!atomic_load(&call->finished)) {
+        if (call->timeout_ms) {
+            call->deadline_ns = mcp__now_ns() + (uint64_t)call->timeout_ms * 1000000ull;
+            mcp__server_timer_add(c->srv, call);
+        }
+        execute(call);
+    }
+    pthread_mutex_lock(&c->mu);
+    call->state = MCP__CALL_DONE;
+    c->running--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    mcp__call_release(call);
+}
+
+void mcp__call_timeout(mcp_call *call)
+{
+    /* Runs on the timer thread with timer_mu held (see server.c). */
+    atomic_store(&call->cancelled, 1);
+    char text[200];
+    snprintf(text, sizeof text, "Tool %s timed out after %u ms", call->tool->name, call->timeout_ms);
+    call->timed_out = 1;
+    answer_tool_error(call, text, NULL);
+}
+
+void mcp__call_release(mcp_call *call)
+{
+    mcp_conn *c = call->conn;
+    mcp__server_timer_remove(c->srv, call);
+    /* Normally already out of the table (whoever answered took it out). */
+    pthread_mutex_lock(&c->mu);
+    mcp__conn_unlink_call_locked(c, call);
+    pthread_mutex_unlock(&c->mu);
+    mcp_buf_cleanup(&call->content);
+    mcp_json_doc_free(call->structured);
+    mcp_rpc_msg_cleanup(&call->msg);
+    mcp__tool_release(call->tool);
+    mcp_free(call);
+    mcp__conn_release(c);
+}
+
+static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_write_error(&w, id, code, message, NULL);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send(c, &b);
+    mcp_buf_cleanup(&b);
+}
+
+void mcp__call_start(mcp_conn *c, mcp_rpc_msg *msg, const char *version, int modern, int log_threshold)
+{
+    mcp_server *srv = c->srv;
+    const mcp_json *p = msg->params;
+    const mcp_json *name = mcp_json_get(p, "name");
+    const mcp_json *args = mcp_json_get(p, "arguments");
+    size_t nlen;
+    const char *n = mcp_json_str(name, &nlen);
+    if (!n) {
+        start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"");
+        return;
+    }
+    if (args && mcp_json_typeof(args) != MCP_JSON_OBJECT) {
+        start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+        return;
+    }
+    mcp__tool *t = mcp__server_find_tool(srv, n, nlen);
+    if (!t) {
+        mcp_buf m;
+        mcp_buf_init(&m, 0);
+        mcp_buf_append(&m, "Unknown tool: ", 14);
+        mcp_buf_append(&m, n, nlen > 200 ? 200 : nlen);
+        /* The name came from the peer: a cut may split UTF-8, so check it. */
+        mcp_buf q;
+        mcp_buf_init(&q, 0);
+        int ok = mcp_json_quote(&q, m.data, m.len) == MCP_OK;
+        mcp_buf_cleanup(&q);
+        start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, ok ? m.data : "Unknown tool");
+        mcp_buf_cleanup(&m);
+        return;
+    }
+    mcp_call *call = mcp__calloc(1, sizeof *call);
+    if (!call) {
+        mcp__tool_release(t);
+        start_error(c, &msg->id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    call->job.run = run_job;
+    call->tool = t;
+    call->conn = c;
+    call->version = version;
+    call->modern = modern;
+    call->log_threshold = log_threshold;
+    call->args = args;
+    call->meta = mcp_json_get(p, "_meta");
+    call->progress_token = mcp_json_get(call->meta, "progressToken");
+    if (call->progress_token && mcp_json_typeof(call->progress_token) != MCP_JSON_STRING &&
+        mcp_json_typeof(call->progress_token) != MCP_JSON_INT)
+        call->progress_token = NULL;
+    call->timeout_ms = t->timeout_ms ? t->timeout_ms : srv->opts.call_timeout_ms;
+    mcp_buf_init(&call->content, srv->opts.max_message);
+    mcp_jw_init(&call->cw, &call->content);
+    mcp_jw_array_begin(&call->cw);
+
+    /* Register in flight: a duplicate id or a full table is refused. */
+    pthread_mutex_lock(&c->mu);
+    const char *refuse = NULL;
+    int refuse_code = 0;
+    if (c->closing) {
+        refuse = "";
+    } else if (c->in_flight >= srv->opts.max_in_flight) {
+        refuse = "Server busy: too many requests in flight on this connection; retry later";
+        refuse_code = MCP_RPC_INTERNAL_ERROR;
+    } else if (mcp__conn_find_call_locked(c, &msg->id)) {
+        refuse = "Invalid Request: a request with this id is already in progress";
+        refuse_code = MCP_RPC_INVALID_REQUEST;
+    }
+    if (!refuse) {
+        /* The call takes the message and its document. */
+        call->msg = *msg;
+        memset(msg, 0, sizeof *msg);
+        mcp__conn_insert_call_locked(c, call);
+        atomic_fetch_add(&c->refs, 1);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (refuse) {
+        if (refuse_code)
+            start_error(c, &msg->id, refuse_code, refuse);
+        mcp_buf_cleanup(&call->content);
+        mcp__tool_release(t);
+        mcp_free(call);
+        return;
+    }
+
+    if (t->flags & MCP_TOOL_NONBLOCKING) {
+        run_job(&call->job);
+        return;
+    }
+    mcp_status st = mcp__pool_submit(srv->pool, &call->job);
+    if (st) {
+        /* Back-pressure: answer now rather than wait for a worker. */
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        mcp_jw w;
+        mcp_jw_init(&w, &b);
+        mcp_rpc_begin_error(&w, &call->msg.id, MCP_RPC_INTERNAL_ERROR,
+                            "Server busy: the tool queue is full; retry later");
+        mcp_jw_key(&w, "data");
+        mcp_jw_object_begin(&w);
+        mcp_jw_key(&w, "retryable");
+        mcp_jw_bool(&w, 1);
+        mcp_jw_key(&w, "queued");
+        mcp_jw_int(&w, mcp__pool_queued(srv->pool));
+        mcp_jw_object_end(&w);
+        mcp_rpc_end_error(&w);
+        if (claim(call) && mcp_jw_finish(&w) == MCP_OK)
+            mcp__conn_send(c, &b);
+        mcp_buf_cleanup(&b);
+        mcp__call_release(call);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Result-building API                                                       */
+
+/* Snapshot of the content writer, to undo a block that failed half-way. */
+typedef struct undo {
+    size_t len; /* content length before the block */
+    mcp_jw w;   /* writer state before the block */
+} undo;
+
+static void undo_save(mcp_call *call, undo *u)
+{
+    u->len = call->content.len;
+    u->w = call->cw;
+}
+
+static mcp_status undo_finish(mcp_call *call, const undo *u)
+{
+    mcp_status st = mcp_jw_status(&call->cw);
+    if (st) {
+        call->content.len = u->len;
+        if (call->content.data)
+            call->content.data[u->len] = '\0';
+        call->cw = u->w;
+        return st;
+    }
+    call->nblocks++;
+    return MCP_OK;
+}
+
+static void write_annotations(mcp_jw *w, const mcp_annotations *ann)
+{
+    if (!ann)
+        return;
+    if (!ann->audience && ann->priority < 0 && !ann->last_modified)
+        return;
+    mcp_jw_key(w, "annotations");
+    mcp_jw_object_begin(w);
+    if (ann->audience) {
+        mcp_jw_key(w, "audience");
+        mcp_jw_array_begin(w);
+        if (ann->audience & MCP_AUDIENCE_USER)
+            mcp_jw_string(w, "user");
+        if (ann->audience & MCP_AUDIENCE_ASSISTANT)
+            mcp_jw_string(w, "assistant");
+        mcp_jw_array_end(w);
+    }
+    if (ann->priority >= 0) {
+        mcp_jw_key(w, "priority");
+        mcp_jw_double(w, ann->priority);
+    }
+    if (ann->last_modified) {
+        mcp_jw_key(w, "lastModified");
+        mcp_jw_string(w, ann->last_modified);
+    }
+    mcp_jw_object_end(w);
+}
+
+static int bad_annotations(const mcp_annotations *ann)
+{
+    return ann && ((ann->audience & ~(MCP_AUDIENCE_USER | MCP_AUDIENCE_ASSISTANT)) || ann->priority > 1.0 ||
+                   isnan(ann->priority));
+}
+
+mcp_status mcp_call_text(mcp_call *call, const char *text, const mcp_annotations *ann)
+{
+    if (!call || !text || bad_annotations(ann))
+        return MCP_ERR_INVALID_ARG;
+    undo u;
+    undo_save(call, &u);
+    mcp_jw *w = &call->cw;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "type");
+    mcp_jw_string(w, "text");
+    mcp_jw_key(w, "text");
+    mcp_jw_string(w, text);
+    write_annotations(w, ann);
+    mcp_jw_object_end(w);
+    return undo_finish(call, &u);
+}
+
+mcp_status mcp_call_textf(mcp_call *call, const char *fmt, ...)
+{
+    if (!call || !fmt)
+        return MCP_ERR_INVALID_ARG;
+    va_list ap;
+    va_start(ap, fmt);
+    char small[512];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return MCP_ERR_INVALID_ARG;
+    if ((size_t)n < sizeof small)
+        return mcp_call_text(call, small, NULL);
+    char *big = mcp_malloc((size_t)n + 1);
+    if (!big)
+        return MCP_ERR_NOMEM;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    mcp_status st = mcp_call_text(call, big, NULL);
+    mcp_free(big);
+    return st;
+}
+
+static mcp_status binary_block(mcp_call *call, const char *type, const void *bytes, size_t n, const char *mime,
+                               const mcp_annotations *ann)
+{
+    if (!call || (!bytes && n) || !mime || bad_annotations(ann))
+        return MCP_ERR_INVALID_ARG;
+    undo u;
+    undo_save(call, &u);
+    mcp_jw *w = &call->cw;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "type");
+    mcp_jw_string(w, type);
+    mcp_jw_key(w, "data");
+    mcp_jw_base64(w, bytes, n);
+    mcp_jw_key(w, "mimeType");
+    mcp_jw_string(w, mime);
+    write_annotations(w, ann);
+    mcp_jw_object_end(w);
+    return undo_finish(call, &u);
+}
+
+mcp_status mcp_call_image(mcp_call *call, const void *bytes, size_t n, const char *mime_type,
+                          const mcp_annotations *ann)
+{
+    return binary_block(call, "image", bytes, n, mime_type, ann);
+}
+
+mcp_status mcp_call_audio(mcp_call *call, const void *bytes, size_t n, const char *mime_type,
+                          const mcp_annotations *ann)
+{
+    return binary_block(call, "audio", bytes, n, mime_type, ann);
+}
+
+mcp_status mcp_call_resource_link(mcp_call *call, const char *uri, const char *name, const char *description,
+                                  const char *mime_type, const mcp_annotations *ann)
+{
+    if (!call || !uri || !name || bad_annotations(ann))
+        return MCP_ERR_INVALID_ARG;
+    undo u;
+    undo_save(call, &u);
+    mcp_jw *w = &call->cw;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "type");
+    mcp_jw_string(w, "resource_link");
+    mcp_jw_key(w, "uri");
+    mcp_jw_string(w, uri);
+    mcp_jw_key(w, "name");
+    mcp_jw_string(w, name);
+    if (description) {
+        mcp_jw_key(w, "description");
+        mcp_jw_string(w, description);
+    }
+    if (mime_type) {
+        mcp_jw_key(w, "mimeType");
+        mcp_jw_string(w, mime_type);
+    }
+    write_annotations(w, ann);
+    mcp_jw_object_end(w);
+    return undo_finish(call, &u);
+}
+
+static mcp_status embedded(mcp_call *call, const char *uri, const char *mime, const char *text, const void *bytes,
+                           size_t n, const mcp_annotations *ann)
+{
+    if (!call || !uri || (!text && !bytes && n) || bad_annotations(ann))
+        return MCP_ERR_INVALID_ARG;
+    undo u;
+    undo_save(call, &u);
+    mcp_jw *w = &call->cw;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "type");
+    mcp_jw_string(w, "resource");
+    mcp_jw_key(w, "resource");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "uri");
+    mcp_jw_string(w, uri);
+    if (mime) {
+        mcp_jw_key(w, "mimeType");
+        mcp_jw_string(w, mime);
+    }
+    if (text) {
+        mcp_jw_key(w, "text");
+        mcp_jw_string(w, text);
+    } else {
+        mcp_jw_key(w, "blob");
+        mcp_jw_base64(w, bytes, n);
+    }
+    mcp_jw_object_end(w);
+    write_annotations(w, ann);
+    mcp_jw_object_end(w);
+    return undo_finish(call, &u);
+}
+
+mcp_status mcp_call_resource_text(mcp_call *call, const char *uri, const char *mime_type, const char *text,
+                                  const mcp_annotations *ann)
+{
+    if (!text)
+        return MCP_ERR_INVALID_ARG;
+    return embedded(call, uri, mime_type, text, NULL, 0, ann);
+}
+
+mcp_status mcp_call_resource_blob(mcp_call *call, const char *uri, const char *mime_type, const void *bytes,
+                                  size_t n, const mcp_annotations *ann)
+{
+    return embedded(call, uri, mime_type, NULL, bytes ? bytes : "", n, ann);
+}
+
+mcp_status mcp_call_structured(mcp_call *call, const char *json, size_t len)
+{
+    if (!call || (!json && len))
+        return MCP_ERR_INVALID_ARG;
+    mcp_json_doc *doc;
+    mcp_status st = mcp_json_parse(&doc, json, len, &call->conn->srv->popts, NULL);
+    if (st)
+        return st;
+    mcp_json_doc_free(call->structured);
+    call->structured = doc;
+    return MCP_OK;
+}
+
+mcp_status mcp_call_error(mcp_call *call, const char *fmt, ...)
+{
+    if (!call || !fmt)
+        return MCP_ERR_INVALID_ARG;
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return MCP_ERR_INVALID_ARG;
+    call->is_error = 1;
+    /* Long messages are cut rather than lost; the model still sees the start. */
+    if ((size_t)n >= sizeof small)
+        memcpy(small + sizeof small - 4, "...", 4);
+    mcp_status st = mcp_call_text(call, small, NULL);
+    if (st == MCP_ERR_INVALID_ARG) /* e.g. the cut split a UTF-8 sequence */
+        st = mcp_call_text(call, "The tool failed (its message was not valid UTF-8).", NULL);
+    return st;
+}
+
+int mcp_call_is_cancelled(const mcp_call *call)
+{
+    return call && atomic_load(&((mcp_call *)call)->cancelled);
+}
+
+static mcp_status notify(mcp_call *call, mcp_jw *w, mcp_buf *b)
+{
+    mcp_status st = mcp_jw_finish(w);
+    if (!st && !atomic_load(&call->finished))
+        st = mcp__conn_send(call->conn, b);
+    mcp_buf_cleanup(b);
+    return st;
+}
+
+mcp_status mcp_call_progress(mcp_call *call, double progress, double total, const char *message)
+{
+    if (!call || isnan(progress) || !isfinite(progress) || isnan(total) || (total >= 0 && !isfinite(total)))
+        return MCP_ERR_INVALID_ARG;
+    if (atomic_load(&call->cancelled) || atomic_load(&call->finished))
+        return MCP_ERR_CANCELLED;
+    if (!call->progress_token)
+        return MCP_OK;
+    if (call->progress_sent && !(progress > call->last_progress))
+        return MCP_ERR_INVALID_ARG;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_notification(&w, "notifications/progress");
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "progressToken");
+    mcp_jw_value(&w, call->progress_token);
+    mcp_jw_key(&w, "progress");
+    mcp_jw_double(&w, progress);
+    if (total >= 0) {
+        mcp_jw_key(&w, "total");
+        mcp_jw_double(&w, total);
+    }
+    if (message && mcp__version_at_least(call->version, MCP_PROTOCOL_2025_03_26)) {
+        mcp_jw_key(&w, "message");
+        mcp_jw_string(&w, message);
+    }
+    mcp_jw_object_end(&w);
+    mcp_rpc_end(&w);
+    mcp_status st = notify(call, &w, &b);
+    if (st == MCP_OK) {
+        call->last_progress = progress;
+        call->progress_sent = 1;
+    }
+    return st;
+}
+
+mcp_status mcp_call_log(mcp_call *call, mcp_log_level level, const char *logger, const char *fmt, ...)
+{
+    if (!call || !fmt || (int)level < MCP_LOG_DEBUG || level > MCP_LOG_EMERGENCY)
+        return MCP_ERR_INVALID_ARG;
+    int threshold = call->modern ? call->log_threshold : atomic_load(&call->conn->log_level);
+    if (call->modern && threshold < 0)
+        return MCP_OK; /* 2026-07-28: no logLevel in the request, no log messages */
+    if ((int)level < threshold || atomic_load(&call->finished))
+        return MCP_OK;
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_notification(&w, "notifications/message");
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "level");
+    mcp_jw_string(&w, mcp_log_level_name(level));
+    if (logger) {
+        mcp_jw_key(&w, "logger");
+        mcp_jw_string(&w, logger);
+    }
+    mcp_jw_key(&w, "data");
+    mcp_jw_string(&w, text);
+    mcp_jw_object_end(&w);
+    mcp_rpc_end(&w);
+    return notify(call, &w, &b);
+}
+
+const char *mcp_call_tool_name(const mcp_call *call)
+{
+    return call ? call->tool->name : NULL;
+}
+
+const char *mcp_call_protocol_version(const mcp_call *call)
+{
+    return call ? call->version : NULL;
+}
+
+const mcp_json *mcp_call_meta(const mcp_call *call)
+{
+    return call ? call->meta : NULL;
+}

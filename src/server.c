@@ -1,0 +1,812 @@
+/*
+ * The server: options, the tool registry, tools/list pages, the timer
+ * thread for call time limits, the connection list (for list_changed),
+ * diagnostics and the transcript.
+ */
+#include "internal.h"
+#include "server_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_QUEUE_MAX 1024u
+#define DEFAULT_MAX_IN_FLIGHT 4096u
+#define DEFAULT_PAGE_SIZE 100u
+#define DEFAULT_MAX_MESSAGE ((size_t)4 << 20)
+
+uint64_t mcp__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Diagnostics and transcript                                                */
+
+void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (srv->opts.log) {
+        srv->opts.log(level, msg, srv->opts.log_user_data);
+        return;
+    }
+    /* stdout carries protocol frames on stdio: diagnostics go to stderr. */
+    fprintf(stderr, "%s: %s: %s\n", srv->name, mcp_log_level_name(level), msg);
+}
+
+void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame, size_t len)
+{
+    if (!srv->transcript)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char when[96];
+    snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+    /* A frame that is JSON is embedded as is; anything else as a string. */
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "time");
+    mcp_jw_string(&w, when);
+    mcp_jw_key(&w, "dir");
+    mcp_jw_string(&w, dir);
+    mcp_json_doc *doc = NULL;
+    if (mcp_json_parse(&doc, frame, len, &srv->popts, NULL) == MCP_OK) {
+        mcp_jw_key(&w, "msg");
+        mcp_jw_value(&w, mcp_json_doc_root(doc));
+        mcp_json_doc_free(doc);
+    } else {
+        mcp_jw_key(&w, "raw");
+        if (mcp_jw_stringn(&w, frame, len) != MCP_OK) {
+            /* Not UTF-8 either: record the bytes as base64. */
+            mcp_buf_cleanup(&b);
+            mcp_buf_init(&b, 0);
+            mcp_jw_init(&w, &b);
+            mcp_jw_object_begin(&w);
+            mcp_jw_key(&w, "time");
+            mcp_jw_string(&w, when);
+            mcp_jw_key(&w, "dir");
+            mcp_jw_string(&w, dir);
+            mcp_jw_key(&w, "rawBase64");
+            mcp_jw_base64(&w, frame, len);
+        }
+    }
+    mcp_jw_object_end(&w);
+    if (mcp_jw_finish(&w) == MCP_OK) {
+        pthread_mutex_lock(&srv->transcript_mu);
+        fwrite(b.data, 1, b.len, srv->transcript);
+        fputc('\n', srv->transcript);
+        fflush(srv->transcript);
+        pthread_mutex_unlock(&srv->transcript_mu);
+    }
+    mcp_buf_cleanup(&b);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timer thread                                                              */
+
+static void *timer_main(void *arg)
+{
+    mcp_server *srv = arg;
+    pthread_mutex_lock(&srv->timer_mu);
+    while (!srv->timer_stop) {
+        uint64_t now = mcp__now_ns(), next = UINT64_MAX;
+        mcp_call *expired = NULL;
+        for (mcp_call *c = srv->timers, *n; c; c = n) {
+            n = c->timer_next;
+            if (c->deadline_ns <= now) {
+                /* Unlink; mcp__call_timeout runs with timer_mu held, which
+                 * keeps mcp__call_release (it takes timer_mu) from freeing it. */
+                if (c->timer_prev)
+                    c->timer_prev->timer_next = c->timer_next;
+                else
+                    srv->timers = c->timer_next;
+                if (c->timer_next)
+                    c->timer_next->timer_prev = c->timer_prev;
+                c->on_timer = 0;
+                c->timer_next = expired;
+                expired = c;
+            } else if (c->deadline_ns < next) {
+                next = c->deadline_ns;
+            }
+        }
+        for (mcp_call *c = expired, *n; c; c = n) {
+            n = c->timer_next;
+            c->timer_next = c->timer_prev = NULL;
+            mcp__call_timeout(c);
+        }
+        if (next == UINT64_MAX) {
+            pthread_cond_wait(&srv->timer_cv, &srv->timer_mu);
+        } else {
+            struct timespec ts;
+            ts.tv_sec = (time_t)(next / 1000000000ull);
+            ts.tv_nsec = (long)(next % 1000000000ull);
+            pthread_cond_timedwait(&srv->timer_cv, &srv->timer_mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&srv->timer_mu);
+    return NULL;
+}
+
+void mcp__server_timer_add(mcp_server *srv, mcp_call *call)
+{
+    pthread_mutex_lock(&srv->timer_mu);
+    call->timer_prev = NULL;
+    call->timer_next = srv->timers;
+    if (srv->timers)
+        srv->timers->timer_prev = call;
+    srv->timers = call;
+    call->on_timer = 1;
+    pthread_cond_signal(&srv->timer_cv);
+    pthread_mutex_unlock(&srv->timer_mu);
+}
+
+void mcp__server_timer_remove(mcp_server *srv, mcp_call *call)
+{
+    pthread_mutex_lock(&srv->timer_mu);
+    if (call->on_timer) {
+        if (call->timer_prev)
+            call->timer_prev->timer_next = call->timer_next;
+        else
+            srv->timers = call->timer_next;
+        if (call->timer_next)
+            call->timer_next->timer_prev = call->timer_prev;
+        call->on_timer = 0;
+    }
+    pthread_mutex_unlock(&srv->timer_mu);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Server lifetime                                                           */
+
+static char *dup_or_null(const char *s)
+{
+    return s ? mcp__strndup(s, strlen(s)) : NULL;
+}
+
+static unsigned ncores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
+mcp_status mcp_server_new(mcp_server **out, const mcp_server_opts *opts, mcp_error *err)
+{
+    if (!out)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out is NULL");
+    mcp_server_opts o;
+    if (opts)
+        o = *opts;
+    else
+        memset(&o, 0, sizeof o);
+    mcp_server *srv = mcp__calloc(1, sizeof *srv);
+    if (!srv)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    srv->name = dup_or_null(o.name ? o.name : "libmcp-server");
+    srv->version = dup_or_null(o.version ? o.version : mcp_version());
+    srv->title = dup_or_null(o.title);
+    srv->instructions = dup_or_null(o.instructions);
+    if (!srv->name || !srv->version || (o.title && !srv->title) || (o.instructions && !srv->instructions)) {
+        mcp_free(srv->name);
+        mcp_free(srv->version);
+        mcp_free(srv->title);
+        mcp_free(srv->instructions);
+        mcp_free(srv);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    if (!o.workers)
+        o.workers = ncores();
+    if (!o.queue_max)
+        o.queue_max = DEFAULT_QUEUE_MAX;
+    if (!o.max_in_flight)
+        o.max_in_flight = DEFAULT_MAX_IN_FLIGHT;
+    if (!o.page_size)
+        o.page_size = DEFAULT_PAGE_SIZE;
+    if (!o.max_message)
+        o.max_message = DEFAULT_MAX_MESSAGE;
+    if (!o.max_depth)
+        o.max_depth = MCP_JSON_DEFAULT_MAX_DEPTH;
+    o.name = srv->name;
+    o.version = srv->version;
+    o.title = srv->title;
+    o.instructions = srv->instructions;
+    o.transcript_path = NULL;
+    srv->opts = o;
+    srv->popts.max_bytes = o.max_message > MCP_JSON_LIMIT_MAX_BYTES ? MCP_JSON_LIMIT_MAX_BYTES : o.max_message;
+    srv->popts.max_depth = o.max_depth > MCP_JSON_LIMIT_MAX_DEPTH ? MCP_JSON_LIMIT_MAX_DEPTH : o.max_depth;
+    if (getrandom(srv->cursor_key, sizeof srv->cursor_key, 0) != (ssize_t)sizeof srv->cursor_key) {
+        srv->cursor_key[0] = mcp__now_ns() ^ (uint64_t)(uintptr_t)srv;
+        srv->cursor_key[1] = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
+    }
+    pthread_rwlock_init(&srv->reg_lock, NULL);
+    pthread_mutex_init(&srv->timer_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->timer_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&srv->conns_mu, NULL);
+    pthread_mutex_init(&srv->transcript_mu, NULL);
+    srv->next_seq = 1;
+
+    mcp_status st = MCP_OK;
+    if (opts && opts->transcript_path) {
+        srv->transcript = fopen(opts->transcript_path, "a");
+        if (!srv->transcript)
+            st = mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot open transcript %s: %s", opts->transcript_path,
+                           strerror(errno));
+    }
+    if (!st) {
+        st = mcp__pool_new(&srv->pool, o.workers, o.queue_max);
+        if (st)
+            mcp__fail(err, st, 0, 0, "cannot start %u worker threads", o.workers);
+    }
+    if (!st) {
+        if (pthread_create(&srv->timer_thread, NULL, timer_main, srv) != 0)
+            st = mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot start the timer thread");
+        else
+            srv->timer_started = 1;
+    }
+    if (st) {
+        mcp_server_free(srv);
+        return st;
+    }
+    *out = srv;
+    return MCP_OK;
+}
+
+static void tool_free(mcp__tool *t)
+{
+    if (t->user_data_free)
+        t->user_data_free(t->user_data);
+    mcp_free(t->name);
+    mcp_free(t->title);
+    mcp_free(t->description);
+    mcp_json_doc_free(t->input_doc);
+    mcp_json_doc_free(t->output_doc);
+    mcp_json_doc_free(t->icons_doc);
+    mcp_json_doc_free(t->meta_doc);
+    mcp_schema_free(t->input_schema);
+    mcp_schema_free(t->output_schema);
+    mcp_free(t);
+}
+
+void mcp__tool_release(mcp__tool *t)
+{
+    if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+        tool_free(t);
+}
+
+void mcp_server_free(mcp_server *srv)
+{
+    if (!srv)
+        return;
+    /* Workers first: a queued job still refers to its connection. */
+    mcp__pool_free(srv->pool);
+    if (srv->timer_started) {
+        pthread_mutex_lock(&srv->timer_mu);
+        srv->timer_stop = 1;
+        pthread_cond_signal(&srv->timer_cv);
+        pthread_mutex_unlock(&srv->timer_mu);
+        pthread_join(srv->timer_thread, NULL);
+    }
+    for (size_t i = 0; i < srv->ntools; i++)
+        mcp__tool_release(srv->tools[i]);
+    mcp_free(srv->tools);
+    mcp_free(srv->index);
+    if (srv->transcript)
+        fclose(srv->transcript);
+    pthread_rwlock_destroy(&srv->reg_lock);
+    pthread_mutex_destroy(&srv->timer_mu);
+    pthread_cond_destroy(&srv->timer_cv);
+    pthread_mutex_destroy(&srv->conns_mu);
+    pthread_mutex_destroy(&srv->transcript_mu);
+    mcp_free(srv->name);
+    mcp_free(srv->version);
+    mcp_free(srv->title);
+    mcp_free(srv->instructions);
+    mcp_free(srv);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connections                                                               */
+
+void mcp__server_add_conn(mcp_server *srv, mcp_conn *c)
+{
+    pthread_mutex_lock(&srv->conns_mu);
+    c->prev = NULL;
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    pthread_mutex_unlock(&srv->conns_mu);
+}
+
+void mcp__server_remove_conn(mcp_server *srv, mcp_conn *c)
+{
+    pthread_mutex_lock(&srv->conns_mu);
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (srv->conns == c)
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    pthread_mutex_unlock(&srv->conns_mu);
+}
+
+/* Tells every connection that the tool list changed. */
+static void notify_tools_changed(mcp_server *srv)
+{
+    pthread_mutex_lock(&srv->conns_mu);
+    for (mcp_conn *c = srv->conns; c; c = c->next)
+        mcp__conn_notify_tools_changed(c);
+    pthread_mutex_unlock(&srv->conns_mu);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registry                                                                  */
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: names are checked, short and server-chosen */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Rebuilds the name index for the current tool array (registry write-locked). */
+static mcp_status rebuild_index(mcp_server *srv)
+{
+    size_t cap = 16;
+    while (cap <= 2 * srv->ntools)
+        cap *= 2;
+    mcp__tool **idx = mcp__calloc(cap, sizeof *idx);
+    if (!idx)
+        return MCP_ERR_NOMEM;
+    for (size_t i = 0; i < srv->ntools; i++) {
+        mcp__tool *t = srv->tools[i];
+        size_t slot = (size_t)name_hash(t->name, t->name_len) & (cap - 1);
+        while (idx[slot])
+            slot = (slot + 1) & (cap - 1);
+        idx[slot] = t;
+    }
+    mcp_free(srv->index);
+    srv->index = idx;
+    srv->index_cap = cap;
+    return MCP_OK;
+}
+
+static mcp__tool *find_locked(mcp_server *srv, const char *name, size_t len)
+{
+    if (!srv->index)
+        return NULL;
+    size_t slot = (size_t)name_hash(name, len) & (srv->index_cap - 1);
+    for (mcp__tool *t; (t = srv->index[slot]); slot = (slot + 1) & (srv->index_cap - 1))
+        if (t->name_len == len && memcmp(t->name, name, len) == 0)
+            return t;
+    return NULL;
+}
+
+mcp__tool *mcp__server_find_tool(mcp_server *srv, const char *name, size_t len)
+{
+    pthread_rwlock_rdlock(&srv->reg_lock);
+    mcp__tool *t = find_locked(srv, name, len);
+    if (t && (t->flags & MCP_TOOL_DISABLED))
+        t = NULL;
+    if (t)
+        atomic_fetch_add(&t->refs, 1);
+    pthread_rwlock_unlock(&srv->reg_lock);
+    return t;
+}
+
+/* Tool names: 1-128 characters of [A-Za-z0-9_.-] (the spec's guidance, SEP-986). */
+static int valid_tool_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 128)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '-' || c == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+static mcp_status parse_opt_json(const char *text, mcp_json_type want, const char *what, mcp_json_doc **out,
+                                 mcp_error *err)
+{
+    *out = NULL;
+    if (!text)
+        return MCP_OK;
+    mcp_error perr;
+    mcp_status st = mcp_json_parse(out, text, strlen(text), NULL, &perr);
+    if (st == MCP_ERR_NOMEM)
+        return mcp__fail(err, st, 0, 0, "out of memory");
+    if (st)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, perr.offset, "%s is not valid JSON: %s", what, perr.message);
+    if (mcp_json_typeof(mcp_json_doc_root(*out)) != want) {
+        mcp_json_doc_free(*out);
+        *out = NULL;
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "%s must be a JSON %s", what, mcp_json_type_name(want));
+    }
+    return MCP_OK;
+}
+
+static mcp_status compile_schema(const mcp_json_doc *doc, const char *what, mcp_schema **out, mcp_error *err)
+{
+    mcp_error serr;
+    mcp_status st = mcp_schema_new(out, mcp_json_doc_root(doc), NULL, &serr);
+    if (st == MCP_ERR_NOMEM)
+        return mcp__fail(err, st, 0, 0, "out of memory");
+    if (st)
+        return mcp__fail(err, st, 0, 0, "%s: %s", what, serr.message);
+    return MCP_OK;
+}
+
+mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_error *err)
+{
+    mcp_status st;
+    if (!srv || !def) {
+        if (def && def->user_data_free)
+            def->user_data_free(def->user_data);
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "server and tool definition are required");
+    }
+    mcp__tool *t = mcp__calloc(1, sizeof *t);
+    if (!t) {
+        if (def->user_data_free)
+            def->user_data_free(def->user_data);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    /* From here on tool_free() runs the destructor on any failure. */
+    atomic_init(&t->refs, 1);
+    t->handler = def->handler;
+    t->user_data = def->user_data;
+    t->user_data_free = def->user_data_free;
+    t->flags = def->flags;
+    t->timeout_ms = def->timeout_ms;
+    t->hints[0] = def->read_only_hint;
+    t->hints[1] = def->destructive_hint;
+    t->hints[2] = def->idempotent_hint;
+    t->hints[3] = def->open_world_hint;
+    if (!def->name || !valid_tool_name(def->name)) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0,
+                       "tool name \"%.140s\" must be 1-128 characters of A-Z a-z 0-9 _ - .",
+                       def->name ? def->name : "(null)");
+        goto fail;
+    }
+    if (!def->handler) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "tool %s has no handler", def->name);
+        goto fail;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (t->hints[i] < MCP_HINT_UNSET || t->hints[i] > MCP_HINT_TRUE) {
+            st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "tool %s: a hint must be MCP_HINT_*", def->name);
+            goto fail;
+        }
+    }
+    t->name_len = strlen(def->name);
+    t->name = mcp__strndup(def->name, t->name_len);
+    t->title = dup_or_null(def->title);
+    t->description = dup_or_null(def->description);
+    if (!t->name || (def->title && !t->title) || (def->description && !t->description)) {
+        st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
+    if ((st = parse_opt_json(def->input_schema ? def->input_schema : "{\"type\":\"object\"}", MCP_JSON_OBJECT,
+                             "inputSchema", &t->input_doc, err)) ||
+        (st = parse_opt_json(def->output_schema, MCP_JSON_OBJECT, "outputSchema", &t->output_doc, err)) ||
+        (st = parse_opt_json(def->icons, MCP_JSON_ARRAY, "icons", &t->icons_doc, err)) ||
+        (st = parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &t->meta_doc, err)))
+        goto fail;
+    if (!mcp_json_str_eq(mcp_json_get(mcp_json_doc_root(t->input_doc), "type"), "object")) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "tool %s: inputSchema must have \"type\": \"object\"",
+                       def->name);
+        goto fail;
+    }
+    if ((st = compile_schema(t->input_doc, "inputSchema", &t->input_schema, err)))
+        goto fail;
+    if (t->output_doc && (st = compile_schema(t->output_doc, "outputSchema", &t->output_schema, err)))
+        goto fail;
+
+    pthread_rwlock_wrlock(&srv->reg_lock);
+    if (find_locked(srv, t->name, t->name_len)) {
+        pthread_rwlock_unlock(&srv->reg_lock);
+        st = mcp__fail(err, MCP_ERR_EXISTS, 0, 0, "a tool named %s is already registered", t->name);
+        goto fail;
+    }
+    if (srv->ntools == srv->captools) {
+        size_t ncap = srv->captools ? srv->captools * 2 : 16;
+        mcp__tool **n = mcp_realloc(srv->tools, ncap * sizeof *n);
+        if (!n) {
+            pthread_rwlock_unlock(&srv->reg_lock);
+            st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+            goto fail;
+        }
+        srv->tools = n;
+        srv->captools = ncap;
+    }
+    srv->tools[srv->ntools++] = t;
+    if ((st = rebuild_index(srv))) {
+        srv->ntools--;
+        pthread_rwlock_unlock(&srv->reg_lock);
+        mcp__fail(err, st, 0, 0, "out of memory");
+        goto fail;
+    }
+    t->seq = srv->next_seq++;
+    pthread_rwlock_unlock(&srv->reg_lock);
+    if (!(t->flags & MCP_TOOL_DISABLED))
+        notify_tools_changed(srv);
+    return MCP_OK;
+fail:
+    tool_free(t);
+    return st;
+}
+
+mcp_status mcp_server_remove_tool(mcp_server *srv, const char *name)
+{
+    if (!srv || !name)
+        return MCP_ERR_INVALID_ARG;
+    pthread_rwlock_wrlock(&srv->reg_lock);
+    size_t n = strlen(name), i;
+    for (i = 0; i < srv->ntools; i++)
+        if (srv->tools[i]->name_len == n && memcmp(srv->tools[i]->name, name, n) == 0)
+            break;
+    if (i == srv->ntools) {
+        pthread_rwlock_unlock(&srv->reg_lock);
+        return MCP_ERR_NOT_FOUND;
+    }
+    mcp__tool *t = srv->tools[i];
+    memmove(&srv->tools[i], &srv->tools[i + 1], (srv->ntools - i - 1) * sizeof *srv->tools);
+    srv->ntools--;
+    /* Rebuilding needs memory; if that fails, delete from the index in place
+     * by rehashing the probe run that follows the removed slot. */
+    if (rebuild_index(srv) != MCP_OK) {
+        size_t cap = srv->index_cap, slot = (size_t)name_hash(t->name, t->name_len) & (cap - 1);
+        while (srv->index[slot] != t)
+            slot = (slot + 1) & (cap - 1);
+        srv->index[slot] = NULL;
+        for (size_t j = (slot + 1) & (cap - 1); srv->index[j]; j = (j + 1) & (cap - 1)) {
+            mcp__tool *m = srv->index[j];
+            srv->index[j] = NULL;
+            size_t k = (size_t)name_hash(m->name, m->name_len) & (cap - 1);
+            while (srv->index[k])
+                k = (k + 1) & (cap - 1);
+            srv->index[k] = m;
+        }
+    }
+    int was_visible = !(t->flags & MCP_TOOL_DISABLED);
+    pthread_rwlock_unlock(&srv->reg_lock);
+    mcp__tool_release(t);
+    if (was_visible)
+        notify_tools_changed(srv);
+    return MCP_OK;
+}
+
+mcp_status mcp_server_enable_tool(mcp_server *srv, const char *name, int enabled)
+{
+    if (!srv || !name)
+        return MCP_ERR_INVALID_ARG;
+    pthread_rwlock_wrlock(&srv->reg_lock);
+    mcp__tool *t = find_locked(srv, name, strlen(name));
+    if (!t) {
+        pthread_rwlock_unlock(&srv->reg_lock);
+        return MCP_ERR_NOT_FOUND;
+    }
+    unsigned before = t->flags;
+    if (enabled)
+        t->flags &= ~MCP_TOOL_DISABLED;
+    else
+        t->flags |= MCP_TOOL_DISABLED;
+    int changed = before != t->flags;
+    pthread_rwlock_unlock(&srv->reg_lock);
+    if (changed)
+        notify_tools_changed(srv);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* tools/list pages and their cursors                                        */
+
+static inline uint64_t rotl(uint64_t x, int b)
+{
+    return (x << b) | (x >> (64 - b));
+}
+
+/* SipHash-2-4 of one 64-bit word: authenticates a cursor's position. */
+static uint64_t siphash_u64(const uint64_t key[2], uint64_t m)
+{
+    uint64_t v0 = key[0] ^ 0x736f6d6570736575ull, v1 = key[1] ^ 0x646f72616e646f6dull;
+    uint64_t v2 = key[0] ^ 0x6c7967656e657261ull, v3 = key[1] ^ 0x7465646279746573ull;
+#define SIPROUND                                                                                   \
+    do {                                                                                           \
+        v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);                                   \
+        v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;                                                     \
+        v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;                                                     \
+        v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);                                   \
+    } while (0)
+    v3 ^= m;
+    SIPROUND;
+    SIPROUND;
+    v0 ^= m;
+    uint64_t b = (uint64_t)8 << 56;
+    v3 ^= b;
+    SIPROUND;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+#undef SIPROUND
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static const char g_b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* A cursor is 16 bytes (position, MAC) in unpadded base64url: 22 characters. */
+#define CURSOR_LEN 22
+
+static void make_cursor(const mcp_server *srv, uint64_t seq, char out[CURSOR_LEN + 1])
+{
+    unsigned char raw[18] = {0};
+    uint64_t mac = siphash_u64(srv->cursor_key, seq);
+    for (int i = 0; i < 8; i++) {
+        raw[i] = (unsigned char)(seq >> (8 * i));
+        raw[8 + i] = (unsigned char)(mac >> (8 * i));
+    }
+    int o = 0;
+    for (int i = 0; i < 18 && o < CURSOR_LEN; i += 3) {
+        uint32_t t = ((uint32_t)raw[i] << 16) | ((uint32_t)raw[i + 1] << 8) | raw[i + 2];
+        for (int k = 0; k < 4 && o < CURSOR_LEN; k++)
+            out[o++] = g_b64url[(t >> (18 - 6 * k)) & 63];
+    }
+    out[CURSOR_LEN] = '\0';
+}
+
+static int read_cursor(const mcp_server *srv, const char *s, size_t len, uint64_t *seq)
+{
+    if (len != CURSOR_LEN)
+        return 0;
+    unsigned char raw[18] = {0};
+    uint32_t acc = 0;
+    int bits = 0, o = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char *p = memchr(g_b64url, s[i], 64);
+        if (!p || !s[i])
+            return 0;
+        acc = (acc << 6) | (uint32_t)(p - g_b64url);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            raw[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    uint64_t pos = 0, mac = 0;
+    for (int i = 0; i < 8; i++) {
+        pos |= (uint64_t)raw[i] << (8 * i);
+        mac |= (uint64_t)raw[8 + i] << (8 * i);
+    }
+    if (siphash_u64(srv->cursor_key, pos) != mac)
+        return 0;
+    *seq = pos;
+    return 1;
+}
+
+int mcp__version_at_least(const char *version, const char *min)
+{
+    /* Versions are ISO dates, so they order as strings. */
+    return version && strcmp(version, min) >= 0;
+}
+
+static void write_hint(mcp_jw *w, const char *key, int hint)
+{
+    if (hint == MCP_HINT_UNSET)
+        return;
+    mcp_jw_key(w, key);
+    mcp_jw_bool(w, hint == MCP_HINT_TRUE);
+}
+
+/* One Tool object, with the fields the client's protocol version knows. */
+static void write_tool(mcp_jw *w, const mcp__tool *t, const char *version)
+{
+    int v0326 = mcp__version_at_least(version, MCP_PROTOCOL_2025_03_26);
+    int v0618 = mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18);
+    int v1125 = mcp__version_at_least(version, MCP_PROTOCOL_2025_11_25);
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "name");
+    mcp_jw_stringn(w, t->name, t->name_len);
+    if (t->title && v0618) {
+        mcp_jw_key(w, "title");
+        mcp_jw_string(w, t->title);
+    }
+    if (t->description) {
+        mcp_jw_key(w, "description");
+        mcp_jw_string(w, t->description);
+    }
+    mcp_jw_key(w, "inputSchema");
+    mcp_jw_value(w, mcp_json_doc_root(t->input_doc));
+    if (t->output_doc && v0618) {
+        mcp_jw_key(w, "outputSchema");
+        mcp_jw_value(w, mcp_json_doc_root(t->output_doc));
+    }
+    if (v0326 && (t->hints[0] || t->hints[1] || t->hints[2] || t->hints[3])) {
+        mcp_jw_key(w, "annotations");
+        mcp_jw_object_begin(w);
+        write_hint(w, "readOnlyHint", t->hints[0]);
+        write_hint(w, "destructiveHint", t->hints[1]);
+        write_hint(w, "idempotentHint", t->hints[2]);
+        write_hint(w, "openWorldHint", t->hints[3]);
+        mcp_jw_object_end(w);
+    }
+    if (t->icons_doc && v1125) {
+        mcp_jw_key(w, "icons");
+        mcp_jw_value(w, mcp_json_doc_root(t->icons_doc));
+    }
+    if (t->meta_doc && v0618) {
+        mcp_jw_key(w, "_meta");
+        mcp_jw_value(w, mcp_json_doc_root(t->meta_doc));
+    }
+    mcp_jw_object_end(w);
+}
+
+mcp_status mcp__server_write_tools(mcp_server *srv, mcp_jw *w, const char *cursor, size_t cursor_len,
+                                   const char *version)
+{
+    uint64_t from = 0;
+    if (cursor && !read_cursor(srv, cursor, cursor_len, &from))
+        return MCP_ERR_INVALID_ARG;
+    pthread_rwlock_rdlock(&srv->reg_lock);
+    mcp_jw_key(w, "tools");
+    mcp_jw_array_begin(w);
+    unsigned listed = 0;
+    uint64_t next = 0;
+    for (size_t i = 0; i < srv->ntools; i++) {
+        const mcp__tool *t = srv->tools[i];
+        if (t->seq < from || (t->flags & MCP_TOOL_DISABLED))
+            continue;
+        if (listed == srv->opts.page_size) {
+            next = t->seq;
+            break;
+        }
+        write_tool(w, t, version);
+        listed++;
+    }
+    mcp_jw_array_end(w);
+    pthread_rwlock_unlock(&srv->reg_lock);
+    if (next) {
+        char c[CURSOR_LEN + 1];
+        make_cursor(srv, next, c);
+        mcp_jw_key(w, "nextCursor");
+        mcp_jw_string(w, c);
+    }
+    return mcp_jw_status(w);
+}
+
+const char *mcp_log_level_name(mcp_log_level level)
+{
+    static const char *names[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+    if ((int)level < 0 || (int)level > MCP_LOG_EMERGENCY)
+        return "debug";
+    return names[level];
+}
