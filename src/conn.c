@@ -19,11 +19,19 @@
 #include <string.h>
 #include <time.h>
 
-/* Every version this server speaks, newest first (server/discover, -32022). */
+/* Every version this server speaks, newest first; the legacy ones start at index 1. */
 static const char *const g_versions[] = {MCP_PROTOCOL_2026_07_28, MCP_PROTOCOL_2025_11_25,
                                          MCP_PROTOCOL_2025_06_18, MCP_PROTOCOL_2025_03_26,
                                          MCP_PROTOCOL_2024_11_05};
 #define N_VERSIONS (sizeof g_versions / sizeof g_versions[0])
+/*
+ * The versions a request with per-request _meta may name: what
+ * server/discover lists and what -32022 offers. Legacy versions are reached
+ * through initialize instead, so listing them here would invite a client to
+ * retry a modern request with a version that cannot work that way.
+ */
+static const char *const g_modern_versions[] = {MCP_PROTOCOL_2026_07_28};
+#define N_MODERN (sizeof g_modern_versions / sizeof g_modern_versions[0])
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
@@ -228,8 +236,8 @@ static void m_discover(req *r)
     mcp_jw *w = &r->w;
     mcp_jw_key(w, "supportedVersions");
     mcp_jw_array_begin(w);
-    for (size_t i = 0; i < N_VERSIONS; i++)
-        mcp_jw_string(w, g_versions[i]);
+    for (size_t i = 0; i < N_MODERN; i++)
+        mcp_jw_string(w, g_modern_versions[i]);
     mcp_jw_array_end(w);
     mcp_jw_key(w, "capabilities");
     mcp_jw_object_begin(w);
@@ -345,8 +353,8 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
         mcp_jw_object_begin(&w);
         mcp_jw_key(&w, "supported");
         mcp_jw_array_begin(&w);
-        for (size_t i = 0; i < N_VERSIONS; i++)
-            mcp_jw_string(&w, g_versions[i]);
+        for (size_t i = 0; i < N_MODERN; i++)
+            mcp_jw_string(&w, g_modern_versions[i]);
         mcp_jw_array_end(&w);
         mcp_jw_key(&w, "requested");
         mcp_jw_value(&w, pv);

@@ -315,6 +315,11 @@ mcp_status mcp_rpc_write_decode_error(mcp_jw *w, const mcp_error *err)
     mcp_jw_key(w, "code");
     mcp_jw_int(w, err->rpc_code);
     mcp_jw_key(w, "message");
-    mcp_jw_string(w, err->message[0] ? err->message : mcp_rpc_code_str(err->rpc_code));
+    /* "Parse error: unexpected end of input at byte 39": the standard
+     * phrase first, then what exactly is wrong. */
+    char text[sizeof err->message + 40];
+    snprintf(text, sizeof text, "%s%s%s", mcp_rpc_code_str(err->rpc_code), err->message[0] ? ": " : "",
+             err->message);
+    mcp_jw_string(w, text);
     return mcp_rpc_end_error(w);
 }

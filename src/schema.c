@@ -490,11 +490,48 @@ static size_t pct_decode(char *s, size_t n)
 /* ======================================================================== */
 /* Errors                                                                    */
 
-/* mcp__vfail truncates to the message buffer by bytes; keep it valid UTF-8. */
-static void trim_message(mcp_error *err)
+/* Length of the valid UTF-8 sequence at s[0..n) (lead byte >= 0x80), or 0. */
+static size_t utf8_valid_seq(const unsigned char *s, size_t n)
 {
+    unsigned c = s[0];
+    size_t need = c >= 0xC2u && c <= 0xDFu ? 2 : c >= 0xE0u && c <= 0xEFu ? 3
+                : c >= 0xF0u && c <= 0xF4u ? 4 : 0;
+    if (!need || n < need)
+        return 0;
+    for (size_t i = 1; i < need; i++)
+        if ((s[i] & 0xC0u) != 0x80u)
+            return 0;
+    if ((c == 0xE0u && s[1] < 0xA0u) || (c == 0xEDu && s[1] > 0x9Fu) ||
+        (c == 0xF0u && s[1] < 0x90u) || (c == 0xF4u && s[1] > 0x8Fu))
+        return 0; /* overlong, surrogate, above U+10FFFF */
+    return need;
+}
+
+/*
+ * Keeps an error message valid UTF-8, as the JSON writer needs it when the
+ * message goes out in a JSON-RPC error. mcp__vfail truncates by bytes (the
+ * cut character is dropped), and a percent-decoded `$ref` fragment quoted in
+ * a message may be any bytes at all (each invalid byte becomes '?').
+ */
+static void tidy_message(mcp_error *err)
+{
+    unsigned char *m = (unsigned char *)err->message;
     size_t n = strlen(err->message);
-    err->message[utf8_trim_tail(err->message, n)] = '\0';
+    n = utf8_trim_tail(err->message, n);
+    m[n] = '\0';
+    for (size_t i = 0; i < n;) {
+        if (m[i] < 0x80u) {
+            i++;
+            continue;
+        }
+        size_t k = utf8_valid_seq(m + i, n - i);
+        if (k) {
+            i += k;
+        } else {
+            m[i] = '?';
+            i++;
+        }
+    }
 }
 
 static mcp_status fail_at(mcp_error *err, mcp_status st, const char *ptr, const char *fmt, ...)
@@ -507,7 +544,7 @@ static mcp_status fail_at(mcp_error *err, mcp_status st, const char *ptr, const 
     va_start(ap, fmt);
     mcp__vfail(err, st, 0, 0, fmt, ap);
     va_end(ap);
-    trim_message(err);
+    tidy_message(err);
     if (ptr) {
         size_t n = utf8_clip(ptr, strlen(ptr), sizeof(err->pointer) - 1);
         memcpy(err->pointer, ptr, n);
@@ -2762,7 +2799,7 @@ static void hard_fail(vctx *c, mcp_status st, const char *fmt, ...)
         va_start(ap, fmt);
         mcp__vfail(c->err, st, 0, 0, fmt, ap);
         va_end(ap);
-        trim_message(c->err);
+        tidy_message(c->err);
     }
 }
 
