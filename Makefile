@@ -45,7 +45,7 @@ tsan:
 	@sh scripts/deps.sh $(TEST_PKGS)
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
-	@sh tests/run.sh build/tsan -R '^unit\.'
+	@sh tests/run.sh build/tsan -R '^(unit|suite\.transcripts)'
 
 valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)

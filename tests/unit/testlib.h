@@ -30,6 +30,7 @@
 #include "mcp/base.h"
 
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,10 +38,11 @@
 
 /* ---- counting, failing allocator ---------------------------------------- */
 
-static long t_live;          /* allocations not yet freed */
-static long t_count;         /* allocations since t_fail_reset() */
-static long t_fail_at;       /* fail the n-th allocation (1-based); 0 = never */
-static long t_failed;        /* allocations refused so far */
+/* Atomic: libmcp's worker threads allocate too. */
+static _Atomic long t_live;    /* allocations not yet freed */
+static _Atomic long t_count;   /* allocations since t_fail_reset() */
+static _Atomic long t_fail_at; /* fail the n-th allocation (1-based); 0 = never */
+static _Atomic long t_failed;  /* allocations refused so far */
 
 typedef struct t_hdr {
     size_t size;   /* user size */
@@ -51,8 +53,9 @@ typedef struct t_hdr {
 
 static int t_should_fail(void)
 {
-    t_count++;
-    if (t_fail_at && t_count >= t_fail_at) {
+    long n = ++t_count;
+    long at = t_fail_at;
+    if (at && n >= at) {
         t_failed++;
         return 1;
     }

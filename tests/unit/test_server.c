@@ -1,0 +1,535 @@
+/*
+ * Unit tests for the server role through the sans-I/O connection: the
+ * registry, list_changed, pagination, concurrency (slow tools never block
+ * fast calls or ping), back-pressure, cancellation, closing, and the
+ * failing-allocator loop over tool registration.
+ */
+#include "../fixture/fixture.h"
+#include "server_internal.h"
+#include "testlib.h"
+
+#include <pthread.h>
+#include <time.h>
+
+/* ---- a capturing transport ------------------------------------------------ */
+
+typedef struct frame {
+    char *text;   /* the frame */
+    uint64_t at;  /* when it was sent (monotonic ns) */
+} frame;
+
+typedef struct capture {
+    pthread_mutex_t mu;  /* guards the rest */
+    frame *frames;       /* frames sent by the server */
+    size_t n;            /* how many */
+    size_t cap;          /* capacity */
+} capture;
+
+static mcp_status capture_send(const char *f, size_t len, void *ud)
+{
+    capture *c = ud;
+    pthread_mutex_lock(&c->mu);
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->frames = realloc(c->frames, c->cap * sizeof *c->frames);
+    }
+    c->frames[c->n].text = malloc(len + 1);
+    memcpy(c->frames[c->n].text, f, len);
+    c->frames[c->n].text[len] = '\0';
+    c->frames[c->n].at = mcp__now_ns();
+    c->n++;
+    pthread_mutex_unlock(&c->mu);
+    return MCP_OK;
+}
+
+static void capture_init(capture *c)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+}
+
+static void capture_free(capture *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->frames[i].text);
+    free(c->frames);
+    pthread_mutex_destroy(&c->mu);
+}
+
+static size_t capture_count(capture *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->n;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* Index of the first frame containing `needle`, or -1. */
+static long capture_find(capture *c, const char *needle)
+{
+    pthread_mutex_lock(&c->mu);
+    long r = -1;
+    for (size_t i = 0; i < c->n && r < 0; i++)
+        if (strstr(c->frames[i].text, needle))
+            r = (long)i;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits up to `ms` for a frame containing `needle`. */
+static long wait_for(capture *c, const char *needle, long ms)
+{
+    for (long t = 0; t <= ms; t += 2) {
+        long i = capture_find(c, needle);
+        if (i >= 0)
+            return i;
+        sleep_ms(2);
+    }
+    return -1;
+}
+
+static void quiet(mcp_log_level level, const char *message, void *ud)
+{
+    (void)level;
+    (void)message;
+    (void)ud;
+}
+
+static mcp_server *fixture_server(unsigned workers, unsigned queue)
+{
+    mcp_server_opts o;
+    fixture_opts(&o);
+    o.workers = workers;
+    o.queue_max = queue;
+    o.log = quiet;
+    mcp_server *srv = NULL;
+    if (mcp_server_new(&srv, &o, NULL) || fixture_register(srv, NULL))
+        return NULL;
+    return srv;
+}
+
+static void send_line(mcp_conn *c, const char *line)
+{
+    mcp_conn_recv(c, line, strlen(line));
+}
+
+static void initialize(mcp_conn *c)
+{
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+/* ---- registry ------------------------------------------------------------- */
+
+static int g_freed;
+static void count_free(void *p)
+{
+    (void)p;
+    g_freed++;
+}
+
+static mcp_status ok_tool(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    (void)ud;
+    return mcp_call_text(call, "ok", NULL);
+}
+
+static void test_registry(void)
+{
+    mcp_server_opts o = {0};
+    o.log = quiet;
+    o.workers = 1;
+    mcp_server *srv;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    mcp_tool_def d = {0};
+    d.handler = ok_tool;
+    d.user_data_free = count_free;
+    mcp_error err;
+    g_freed = 0;
+
+    static const char *bad_names[] = {"", "has space", "slash/no", "é", NULL};
+    for (int i = 0; bad_names[i]; i++) {
+        d.name = bad_names[i];
+        T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_INVALID_ARG);
+        T_TRUE(strstr(err.message, "1-128") != NULL);
+    }
+    char longname[130];
+    memset(longname, 'a', 129);
+    longname[129] = '\0';
+    d.name = longname;
+    T_STATUS(mcp_server_add_tool(srv, &d, NULL), MCP_ERR_INVALID_ARG);
+    longname[128] = '\0';
+    T_OK(mcp_server_add_tool(srv, &d, NULL)); /* exactly 128 is fine */
+    T_EQ_INT(g_freed, 5);                     /* destructor ran for every failure */
+
+    d.name = "schema.bad";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#/nowhere\"}}}";
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_SCHEMA);
+    T_TRUE(strstr(err.message, "inputSchema") != NULL && strstr(err.message, "nowhere") != NULL);
+    d.input_schema = "{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"type\":\"object\"}";
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_UNSUPPORTED);
+    d.input_schema = "{\"type\":\"array\"}";
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_INVALID_ARG);
+    d.input_schema = "{\"type\":";
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_INVALID_ARG);
+    T_TRUE(strstr(err.message, "not valid JSON") != NULL);
+    d.input_schema = NULL;
+    d.icons = "{}";
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_INVALID_ARG);
+    d.icons = NULL;
+    d.read_only_hint = 7;
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_INVALID_ARG);
+    d.read_only_hint = MCP_HINT_TRUE;
+    d.handler = NULL;
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_INVALID_ARG);
+    d.handler = ok_tool;
+    T_OK(mcp_server_add_tool(srv, &d, NULL));
+    T_STATUS(mcp_server_add_tool(srv, &d, &err), MCP_ERR_EXISTS);
+    T_EQ_INT(g_freed, 13);
+
+    T_OK(mcp_server_enable_tool(srv, "schema.bad", 0));
+    T_OK(mcp_server_enable_tool(srv, "schema.bad", 1));
+    T_STATUS(mcp_server_enable_tool(srv, "nope", 1), MCP_ERR_NOT_FOUND);
+    T_OK(mcp_server_remove_tool(srv, "schema.bad"));
+    T_EQ_INT(g_freed, 14);
+    T_STATUS(mcp_server_remove_tool(srv, "schema.bad"), MCP_ERR_NOT_FOUND);
+    mcp_server_free(srv);
+    T_EQ_INT(g_freed, 15); /* the 128-character tool, at server free */
+    mcp_server_free(NULL);
+}
+
+static void test_add_tool_nomem(void)
+{
+    mcp_server *srv = fixture_server(1, 16);
+    T_NOT_NULL(srv);
+    mcp_tool_def d = {0};
+    d.name = "n";
+    d.title = "N";
+    d.description = "d";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"pattern\":\"^x\"}}}";
+    d.output_schema = "{\"type\":\"object\"}";
+    d.icons = "[{\"src\":\"data:,\"}]";
+    d.handler = ok_tool;
+    mcp_status st;
+    T_NOMEM_LOOP(st, { st = mcp_server_add_tool(srv, &d, NULL); }, { T_OK(mcp_server_remove_tool(srv, "n")); });
+    mcp_server_free(srv);
+}
+
+/* ---- list_changed and pagination ---------------------------------------- */
+
+static void test_list_changed(void)
+{
+    mcp_server *srv = fixture_server(1, 16);
+    capture legacy, before;
+    capture_init(&legacy);
+    capture_init(&before);
+    mcp_conn *a, *b;
+    T_OK(mcp_conn_new(&a, srv, capture_send, &legacy));
+    T_OK(mcp_conn_new(&b, srv, capture_send, &before));
+    initialize(a); /* b never initializes: it must not be notified */
+    mcp_tool_def d = {0};
+    d.name = "dynamic";
+    d.handler = ok_tool;
+    T_OK(mcp_server_add_tool(srv, &d, NULL));
+    T_OK(mcp_server_enable_tool(srv, "dynamic", 0));
+    T_OK(mcp_server_enable_tool(srv, "dynamic", 0)); /* no change: no notification */
+    T_OK(mcp_server_remove_tool(srv, "dynamic"));    /* disabled: invisible, no notification */
+    T_OK(mcp_server_add_tool(srv, &d, NULL));
+    T_OK(mcp_server_remove_tool(srv, "dynamic"));
+    size_t changes = 0;
+    for (size_t i = 0; i < legacy.n; i++)
+        changes += strstr(legacy.frames[i].text, "notifications/tools/list_changed") != NULL;
+    T_EQ_SIZE(changes, 4);
+    T_EQ_SIZE(before.n, 0);
+    mcp_conn_free(a);
+    mcp_conn_free(b);
+    mcp_server_free(srv);
+    capture_free(&legacy);
+    capture_free(&before);
+}
+
+static void test_pagination(void)
+{
+    mcp_server_opts o;
+    fixture_opts(&o);
+    o.page_size = 4;
+    o.workers = 1;
+    o.log = quiet;
+    mcp_server *srv;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    T_OK(fixture_register(srv, NULL)); /* 11 visible tools */
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    char cursor[64] = "";
+    size_t seen = 0;
+    for (int page = 0; page < 10; page++) {
+        char req[200];
+        if (cursor[0])
+            snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\",\"params\":{\"cursor\":\"%s\"}}",
+                     page, cursor);
+        else
+            snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}", page);
+        size_t before = cap.n;
+        send_line(c, req);
+        T_EQ_SIZE(cap.n, before + 1);
+        mcp_json_doc *doc;
+        T_OK(mcp_json_parse(&doc, cap.frames[before].text, strlen(cap.frames[before].text), NULL, NULL));
+        const mcp_json *res = mcp_json_get(mcp_json_doc_root(doc), "result");
+        seen += mcp_json_len(mcp_json_get(res, "tools"));
+        T_TRUE(mcp_json_len(mcp_json_get(res, "tools")) <= 4);
+        if (page == 0) /* a tool removed between pages does not break the walk */
+            T_OK(mcp_server_remove_tool(srv, "media"));
+        const char *next = mcp_json_str(mcp_json_get(res, "nextCursor"), NULL);
+        if (next)
+            snprintf(cursor, sizeof cursor, "%s", next);
+        mcp_json_doc_free(doc);
+        if (!next)
+            break;
+    }
+    T_EQ_SIZE(seen, 10);
+    /* A tampered cursor is refused. */
+    T_TRUE(strlen(cursor) == 22);
+    cursor[3] = cursor[3] == 'A' ? 'B' : 'A';
+    char req[200];
+    snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tools/list\",\"params\":{\"cursor\":\"%s\"}}", cursor);
+    send_line(c, req);
+    T_TRUE(strstr(cap.frames[cap.n - 1].text, "-32602") != NULL);
+    mcp_conn_free(c);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
+/* ---- concurrency ------------------------------------------------------------ */
+
+static void test_slow_never_blocks_fast(void)
+{
+    mcp_server *srv = fixture_server(2, 4096);
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    uint64_t t0 = mcp__now_ns();
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                 "\"arguments\":{\"ms\":2000}}}");
+    char req[160];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+                                  "\"assessTypology\",\"arguments\":{\"caseId\":\"C-%d\"}}}", i, i);
+        send_line(c, req);
+    }
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"ping\",\"method\":\"ping\"}");
+    T_TRUE(wait_for(&cap, "\"id\":\"ping\"", 1000) >= 0);
+    /* All 1000 fast calls answered, each with its own id, while the slow one runs. */
+    for (int t = 0; t < 1500 && capture_count(&cap) < 1002; t++)
+        sleep_ms(1);
+    T_TRUE(capture_find(&cap, "\"id\":\"slow\"") < 0);
+    size_t answered = 0;
+    pthread_mutex_lock(&cap.mu);
+    for (size_t i = 0; i < cap.n; i++) {
+        /* Each answer names its own case: "C-<id>" (C-404 is a tool error). */
+        int id;
+        char want[24];
+        if (sscanf(cap.frames[i].text, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\"", &id) != 1)
+            continue;
+        snprintf(want, sizeof want, "C-%d", id);
+        const char *at = strstr(cap.frames[i].text, want);
+        if (at && !(at[strlen(want)] >= '0' && at[strlen(want)] <= '9'))
+            answered++;
+        else
+            fprintf(stderr, "  crossed: %.160s\n", cap.frames[i].text);
+    }
+    pthread_mutex_unlock(&cap.mu);
+    T_EQ_SIZE(answered, 1000);
+    uint64_t fast_done = mcp__now_ns() - t0;
+    T_TRUE(fast_done < 1900ull * 1000000ull);
+    /* Cancelling the slow call stops it: no answer, the handler returns. */
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"slow\"}}");
+    for (int t = 0; t < 500; t++) {
+        pthread_mutex_lock(&c->mu);
+        unsigned running = c->running;
+        pthread_mutex_unlock(&c->mu);
+        if (!running)
+            break;
+        sleep_ms(2);
+    }
+    T_TRUE(mcp__now_ns() - t0 < 1900ull * 1000000ull); /* stopped well before its 2 s */
+    T_EQ_INT(capture_find(&cap, "\"id\":\"slow\""), -1);
+    mcp_conn_free(c);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
+static void test_busy_queue(void)
+{
+    mcp_server *srv = fixture_server(1, 2);
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    char req[160];
+    for (int i = 0; i < 4; i++) {
+        snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+                                  "\"slow\",\"arguments\":{\"ms\":400}}}", i);
+        send_line(c, req);
+        if (i == 0)
+            sleep_ms(50); /* let the worker take the first */
+    }
+    /* One running, two queued, the fourth refused at once. */
+    long busy = capture_find(&cap, "\"id\":3,\"error\"");
+    T_TRUE(busy >= 0);
+    T_TRUE(strstr(cap.frames[busy].text, "\"retryable\":true") != NULL);
+    T_TRUE(strstr(cap.frames[busy].text, "-32603") != NULL);
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
+    T_TRUE(capture_find(&cap, "\"id\":\"p\"") >= 0); /* ping never waits */
+    T_TRUE(wait_for(&cap, "\"id\":2,\"result\"", 3000) >= 0);
+    mcp_conn_free(c);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
+static void test_close_cancels(void)
+{
+    mcp_server *srv = fixture_server(1, 16);
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":60000}}}");
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":60000}}}");
+    sleep_ms(20);
+    uint64_t t0 = mcp__now_ns();
+    T_OK(mcp_conn_close(c, 200)); /* waits 200 ms, cancels, the handler stops */
+    uint64_t took = mcp__now_ns() - t0;
+    T_TRUE(took < 2000ull * 1000000ull);
+    T_STATUS(mcp_conn_recv(c, "{}", 2), MCP_ERR_CLOSED);
+    T_EQ_INT(capture_find(&cap, "\"id\":1,"), -1);
+    T_EQ_INT(capture_find(&cap, "\"id\":2,"), -1);
+    mcp_conn_free(c);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
+/* A handler whose progress goes backwards gets an error back. */
+static mcp_status backwards(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    int *result = ud;
+    result[0] = mcp_call_progress(call, 2, -1, NULL);
+    result[1] = mcp_call_progress(call, 1, -1, NULL);
+    result[2] = mcp_call_progress(call, 2, -1, NULL);
+    result[3] = mcp_call_progress(call, 3, 10, "three");
+    result[4] = mcp_call_text(call, "bad \xff utf8", NULL);
+    result[5] = mcp_call_image(call, NULL, 3, "image/png", NULL);
+    mcp_annotations ann = {MCP_AUDIENCE_USER, 1.5, NULL};
+    result[6] = mcp_call_text(call, "x", &ann);
+    return mcp_call_text(call, "fine", NULL);
+}
+
+static void test_handler_api_errors(void)
+{
+    mcp_server *srv = fixture_server(1, 16);
+    int result[7];
+    mcp_tool_def d = {0};
+    d.name = "backwards";
+    d.handler = backwards;
+    d.user_data = result;
+    T_OK(mcp_server_add_tool(srv, &d, NULL));
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"backwards\","
+                 "\"_meta\":{\"progressToken\":\"p\"}}}");
+    long i = wait_for(&cap, "\"id\":1,\"result\"", 2000);
+    T_TRUE(i >= 0);
+    T_EQ_INT(result[0], MCP_OK);
+    T_EQ_INT(result[1], MCP_ERR_INVALID_ARG);
+    T_EQ_INT(result[2], MCP_ERR_INVALID_ARG);
+    T_EQ_INT(result[3], MCP_OK);
+    T_EQ_INT(result[4], MCP_ERR_INVALID_ARG);
+    T_EQ_INT(result[5], MCP_ERR_INVALID_ARG);
+    T_EQ_INT(result[6], MCP_ERR_INVALID_ARG);
+    /* The failed blocks left no trace: exactly one content block. */
+    T_TRUE(strstr(cap.frames[i].text, "{\"content\":[{\"type\":\"text\",\"text\":\"fine\"}]}") != NULL);
+    T_EQ_SIZE(capture_count(&cap), 4); /* init + 2 progress + result */
+    mcp_conn_free(c);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
+/* Many threads feeding many connections at once (TSan checks the locking). */
+typedef struct feeder {
+    mcp_server *srv;  /* shared server */
+    capture cap;      /* this thread's frames */
+    int ok;           /* every call answered with its own id */
+} feeder;
+
+static void *feed(void *arg)
+{
+    feeder *f = arg;
+    mcp_conn *c;
+    if (mcp_conn_new(&c, f->srv, capture_send, &f->cap))
+        return NULL;
+    initialize(c);
+    char req[160];
+    for (int i = 0; i < 200; i++) {
+        snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+                                  "\"%s\",\"arguments\":{\"caseId\":\"C-%d\"}}}",
+                 i, i % 3 ? "assessTypology" : "echo", i);
+        send_line(c, req);
+        if (i % 50 == 0)
+            mcp_server_enable_tool(f->srv, "stats", i % 100 == 0);
+    }
+    for (int t = 0; t < 3000 && capture_count(&f->cap) < 201; t++)
+        sleep_ms(1);
+    mcp_conn_close(c, 1000);
+    mcp_conn_free(c);
+    int answered = 0;
+    for (int i = 0; i < 200; i++) {
+        char needle[32];
+        snprintf(needle, sizeof needle, "\"id\":%d,\"result\"", i);
+        answered += capture_find(&f->cap, needle) >= 0;
+    }
+    f->ok = answered == 200;
+    return NULL;
+}
+
+static void test_many_connections(void)
+{
+    mcp_server *srv = fixture_server(2, 4096);
+    enum { N = 4 };
+    feeder f[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        f[i].srv = srv;
+        f[i].ok = 0;
+        capture_init(&f[i].cap);
+        pthread_create(&th[i], NULL, feed, &f[i]);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < N; i++) {
+        T_TRUE(f[i].ok);
+        capture_free(&f[i].cap);
+    }
+    mcp_server_free(srv);
+}
+
+TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
+          TEST(test_slow_never_blocks_fast), TEST(test_busy_queue), TEST(test_close_cancels),
+          TEST(test_handler_api_errors), TEST(test_many_connections))
