@@ -40,7 +40,10 @@ void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...
         srv->opts.log(level, msg, srv->opts.log_user_data);
         return;
     }
-    /* stdout carries protocol frames on stdio: diagnostics go to stderr. */
+    /* stdout carries protocol frames on stdio: diagnostics go to stderr,
+     * debug-level ones only to a log callback that asks for them. */
+    if (level < MCP_LOG_INFO)
+        return;
     fprintf(stderr, "%s: %s: %s\n", srv->name, mcp_log_level_name(level), msg);
 }
 

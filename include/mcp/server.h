@@ -91,7 +91,7 @@ typedef struct mcp_server_opts {
     unsigned max_depth;        /* JSON nesting limit per frame; 0 = 256 */
     int invalid_args_protocol_error; /* nonzero: schema violations are always -32602 */
     const char *transcript_path; /* append every frame in and out as a JSON line, or NULL */
-    mcp_server_log_fn log;     /* diagnostics sink; NULL = lines on stderr */
+    mcp_server_log_fn log;     /* diagnostics sink; NULL = lines on stderr (info and above) */
     void *log_user_data;       /* passed to `log` */
 } mcp_server_opts;
 
