@@ -34,9 +34,10 @@ build-dev:
 	cmake --build --preset dev -j $(JOBS)
 
 run: build-release
-	@echo "Serving the JSON-RPC example over stdio (type a JSON-RPC line; Ctrl-D ends)." >&2
-	@echo "The MCP server core is not in the tree yet, so this is the foundation demo." >&2
-	./build/release/examples/mcp-example-jsonrpc
+	@echo "Serving the hello example (one tool, greet) over stdio; Ctrl-D ends." >&2
+	@echo "Until mcp-server-aml lands, this is the minimal example server." >&2
+	@echo 'Try: {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}' >&2
+	./build/release/examples/mcp-example-hello
 
 test: build-dev
 	@sh tests/run.sh build/dev
