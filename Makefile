@@ -13,8 +13,12 @@ SHELL := /bin/sh
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 
-BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev
-TEST_PKGS := $(BUILD_PKGS) binutils
+BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-dev
+# The interop tests (tests/interop) also need Node.js 20+ and npm. They come
+# with the machine image, not from apt (Debian's nodejs is older): without
+# them the interop.node_missing test fails and says so. flock (util-linux)
+# serialises their `npm ci`.
+TEST_PKGS := $(BUILD_PKGS) binutils util-linux
 FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
 VALGRIND_PKGS := $(BUILD_PKGS) valgrind
 BENCH_PKGS := $(BUILD_PKGS) libjansson-dev libcjson-dev

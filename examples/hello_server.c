@@ -5,6 +5,7 @@
 #include <mcp/mcp.h>
 
 #include <stdio.h>
+#include <string.h>
 
 /* The handler gets validated arguments: "name" is a string, guaranteed. */
 static mcp_status greet(mcp_call *call, const mcp_json *args, void *user_data)
@@ -16,11 +17,13 @@ static mcp_status greet(mcp_call *call, const mcp_json *args, void *user_data)
     return mcp_call_textf(call, "Hello, %s!", name);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     mcp_server_opts opts = {0};
     opts.name = "hello";
     opts.version = "1.0.0";
+    if (argc == 3 && strcmp(argv[1], "--transcript") == 0)
+        opts.transcript_path = argv[2]; /* every frame in and out, as JSON lines */
     mcp_server *srv;
     mcp_error err;
     if (mcp_server_new(&srv, &opts, &err) != MCP_OK) {

@@ -9,7 +9,6 @@
  * closing). The thread that ran (or withdrew) the job frees the call.
  */
 #include "internal.h"
-#include "json_internal.h"
 #include "server_internal.h"
 
 #include <math.h>
@@ -19,8 +18,7 @@
 
 #define META_VALIDATION "validationErrors"
 
-/* The empty object handlers get when the request has no `arguments`. */
-static const mcp_json g_empty_object = {MCP_JSON_OBJECT, 0, 0, 0, NULL, {0}};
+
 
 /* ------------------------------------------------------------------------ */
 /* Answering                                                                 */
@@ -167,7 +165,7 @@ static void answer_result(mcp_call *call)
     if (mcp_jw_finish(&w) == MCP_OK)
         mcp__conn_send(call->conn, &b);
     else
-        mcp__server_diag(call->conn->srv, MCP_LOG_ERROR, "tool %s: result could not be encoded", call->tool->name);
+        mcp__server_diag(call->conn->srv, MCP_LOG_ERROR, "tool %s: result could not be encoded", call->tool->e.key);
     mcp_buf_cleanup(&b);
 }
 
@@ -192,7 +190,7 @@ static void execute(mcp_call *call)
 {
     mcp__tool *t = call->tool;
     mcp_server *srv = call->conn->srv;
-    const mcp_json *args = call->args ? call->args : &g_empty_object;
+    const mcp_json *args = call->args ? call->args : mcp__empty_object();
 
     /* 1. Arguments against the input schema. */
     mcp_schema_result *res = NULL;
@@ -203,17 +201,17 @@ static void execute(mcp_call *call)
                        !mcp__version_at_least(call->version, MCP_PROTOCOL_2025_11_25);
         if (protocol) {
             char msg[200];
-            snprintf(msg, sizeof msg, "invalid params for %s", t->name);
+            snprintf(msg, sizeof msg, "invalid params for %s", t->e.key);
             answer_error(call, MCP_RPC_INVALID_PARAMS, msg, res);
         } else if (res) {
             mcp_buf text;
             mcp_buf_init(&text, 0);
-            violations_text(t->name, res, &text);
+            violations_text(t->e.key, res, &text);
             answer_tool_error(call, text.data ? text.data : "Invalid arguments", res);
             mcp_buf_cleanup(&text);
         } else {
             char msg[400];
-            snprintf(msg, sizeof msg, "Invalid arguments for tool %s: %s", t->name, verr.message);
+            snprintf(msg, sizeof msg, "Invalid arguments for tool %s: %s", t->e.key, verr.message);
             answer_tool_error(call, msg, NULL);
         }
         mcp_schema_result_free(res);
@@ -229,16 +227,16 @@ static void execute(mcp_call *call)
     if (atomic_load(&call->finished))
         return; /* cancelled or timed out meanwhile: the result is discarded */
     if (st) {
-        mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s failed: %s", t->name, mcp_status_str(st));
+        mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s failed: %s", t->e.key, mcp_status_str(st));
         char msg[200];
-        snprintf(msg, sizeof msg, "Internal error: tool %s failed (%s)", t->name, mcp_status_str(st));
+        snprintf(msg, sizeof msg, "Internal error: tool %s failed (%s)", t->e.key, mcp_status_str(st));
         answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
         return;
     }
     if (call->nblocks == 0 && !call->structured && !call->is_error) {
-        mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s returned no content", t->name);
+        mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s returned no content", t->e.key);
         char msg[200];
-        snprintf(msg, sizeof msg, "Internal error: tool %s returned no content", t->name);
+        snprintf(msg, sizeof msg, "Internal error: tool %s returned no content", t->e.key);
         answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
         return;
     }
@@ -259,10 +257,10 @@ static void execute(mcp_call *call)
                 why = mcp_status_str(os);
         }
         if (why) {
-            mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s: result does not match its outputSchema: %s", t->name, why);
+            mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s: result does not match its outputSchema: %s", t->e.key, why);
             char msg[200];
             snprintf(msg, sizeof msg, "Internal error: tool %s produced a result that does not match its outputSchema",
-                     t->name);
+                     t->e.key);
             answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
             return;
         }
@@ -299,7 +297,7 @@ void mcp__call_timeout(mcp_call *call)
     /* Runs on the timer thread with timer_mu held (see server.c). */
     atomic_store(&call->cancelled, 1);
     char text[200];
-    snprintf(text, sizeof text, "Tool %s timed out after %u ms", call->tool->name, call->timeout_ms);
+    snprintf(text, sizeof text, "Tool %s timed out after %u ms", call->tool->e.key, call->timeout_ms);
     call->timed_out = 1;
     answer_tool_error(call, text, NULL);
 }
@@ -775,7 +773,7 @@ mcp_status mcp_call_log(mcp_call *call, mcp_log_level level, const char *logger,
 
 const char *mcp_call_tool_name(const mcp_call *call)
 {
-    return call ? call->tool->name : NULL;
+    return call ? call->tool->e.key : NULL;
 }
 
 const char *mcp_call_protocol_version(const mcp_call *call)

@@ -40,18 +40,37 @@ static const char *const g_modern_versions[] = {MCP_PROTOCOL_2026_07_28};
 /* ------------------------------------------------------------------------ */
 /* Sending                                                                   */
 
-mcp_status mcp__conn_send(mcp_conn *c, const mcp_buf *frame)
+mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id *related, int final)
 {
     mcp_status st = MCP_ERR_CLOSED;
     pthread_mutex_lock(&c->send_mu);
     if (!c->send_closed) {
         mcp__server_transcript(c->srv, "out", frame->data, frame->len);
-        st = c->send(frame->data, frame->len, c->send_ud);
-        if (st)
+        if (c->route)
+            st = c->route(frame->data, frame->len, related, final, c->route_ud);
+        else
+            st = c->send(frame->data, frame->len, c->send_ud);
+        /* A router refusing one frame (its stream is gone) does not close the connection. */
+        if (st && !c->route)
             c->send_closed = 1;
     }
     pthread_mutex_unlock(&c->send_mu);
     return st;
+}
+
+mcp_status mcp__conn_send(mcp_conn *c, const mcp_buf *frame)
+{
+    return mcp__conn_send_to(c, frame, NULL, 0);
+}
+
+void mcp__send_reply(mcp__req *r)
+{
+    mcp_status st = mcp_jw_finish(&r->w);
+    if (st)
+        mcp__server_diag(r->c->srv, MCP_LOG_ERROR, "could not encode a response: %s", mcp_status_str(st));
+    else
+        mcp__conn_send_to(r->c, &r->buf, &r->msg->id, 1);
+    mcp_buf_cleanup(&r->buf);
 }
 
 /* Finishes a frame in `b` and sends it; a writer error is a bug, logged. */
@@ -71,7 +90,8 @@ static void send_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *
     mcp_jw w;
     mcp_jw_init(&w, &b);
     mcp_rpc_write_error(&w, id, code, message, NULL);
-    send_frame(c, &w, &b);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send_to(c, &b, id, 1);
     mcp_buf_cleanup(&b);
 }
 
@@ -91,19 +111,8 @@ void mcp__write_modern_result_fields(mcp_jw *w, mcp_server *srv)
     mcp_jw_object_end(w);
 }
 
-/* A request being answered on the I/O thread. */
-typedef struct req {
-    mcp_conn *c;          /* the connection */
-    mcp_rpc_msg *msg;     /* the request */
-    const char *version;  /* its protocol version (static), NULL before initialize */
-    int modern;           /* 2026-07-28 request */
-    int log_threshold;    /* modern: logLevel, or -1 */
-    mcp_buf buf;          /* the response being written */
-    mcp_jw w;             /* writer over buf */
-} req;
-
 /* `{"jsonrpc":"2.0","id":ID,"result":{` */
-static void result_begin(req *r)
+void mcp__result_begin(mcp__req *r)
 {
     mcp_buf_init(&r->buf, 0);
     mcp_jw_init(&r->w, &r->buf);
@@ -112,17 +121,16 @@ static void result_begin(req *r)
 }
 
 /* Closes the result (with the modern fields when due) and sends it. */
-static void result_end(req *r)
+void mcp__result_end(mcp__req *r)
 {
     if (r->modern)
         mcp__write_modern_result_fields(&r->w, r->c->srv);
     mcp_jw_object_end(&r->w);
     mcp_rpc_end(&r->w);
-    send_frame(r->c, &r->w, &r->buf);
-    mcp_buf_cleanup(&r->buf);
+    mcp__send_reply(r);
 }
 
-static void reply_error(req *r, int code, const char *message)
+void mcp__reply_error(mcp__req *r, int code, const char *message)
 {
     send_error(r->c, &r->msg->id, code, message);
 }
@@ -152,35 +160,13 @@ static void write_server_info(mcp_jw *w, mcp_server *srv)
     mcp_jw_object_end(w);
 }
 
-static void m_initialize(req *r)
+/* The server's capabilities: what is registered decides what is declared,
+ * and methods of an undeclared capability answer -32601. */
+static void write_capabilities(mcp_jw *w, mcp_server *srv, int modern)
 {
-    mcp_conn *c = r->c;
-    const mcp_json *p = r->msg->params;
-    const mcp_json *pv = mcp_json_get(p, "protocolVersion");
-    if (mcp_json_typeof(pv) != MCP_JSON_STRING) {
-        reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: initialize needs a string \"protocolVersion\"");
-        return;
-    }
-    /* Echo a legacy version we speak, else offer the latest legacy one. */
-    const char *version = MCP_PROTOCOL_LATEST_LEGACY;
-    for (size_t i = 1; i < N_VERSIONS; i++)
-        if (mcp_json_str_eq(pv, g_versions[i]))
-            version = g_versions[i];
-    pthread_mutex_lock(&c->mu);
-    int again = c->initialized;
-    if (!again) {
-        c->initialized = 1;
-        c->version = version;
-    }
-    pthread_mutex_unlock(&c->mu);
-    if (again) {
-        reply_error(r, MCP_RPC_INVALID_REQUEST, "Invalid Request: initialize was already called on this connection");
-        return;
-    }
-    result_begin(r);
-    mcp_jw *w = &r->w;
-    mcp_jw_key(w, "protocolVersion");
-    mcp_jw_string(w, version);
+    pthread_rwlock_rdlock(&srv->reg_lock);
+    int res = srv->has_resources, prompts = srv->has_prompts, completions = srv->has_completions;
+    pthread_rwlock_unlock(&srv->reg_lock);
     mcp_jw_key(w, "capabilities");
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "tools");
@@ -188,40 +174,110 @@ static void m_initialize(req *r)
     mcp_jw_key(w, "listChanged");
     mcp_jw_bool(w, 1);
     mcp_jw_object_end(w);
+    if (res) {
+        mcp_jw_key(w, "resources");
+        mcp_jw_object_begin(w);
+        mcp_jw_key(w, "subscribe");
+        mcp_jw_bool(w, 1);
+        mcp_jw_key(w, "listChanged");
+        mcp_jw_bool(w, 1);
+        mcp_jw_object_end(w);
+    }
+    if (prompts) {
+        mcp_jw_key(w, "prompts");
+        mcp_jw_object_begin(w);
+        mcp_jw_key(w, "listChanged");
+        mcp_jw_bool(w, 1);
+        mcp_jw_object_end(w);
+    }
+    if (completions) {
+        mcp_jw_key(w, "completions");
+        mcp_jw_object_begin(w);
+        mcp_jw_object_end(w);
+    }
     mcp_jw_key(w, "logging");
     mcp_jw_object_begin(w);
     mcp_jw_object_end(w);
+    (void)modern;
     mcp_jw_object_end(w);
+}
+
+static void m_initialize(mcp__req *r)
+{
+    mcp_conn *c = r->c;
+    const mcp_json *p = r->msg->params;
+    const mcp_json *pv = mcp_json_get(p, "protocolVersion");
+    if (mcp_json_typeof(pv) != MCP_JSON_STRING) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: initialize needs a string \"protocolVersion\"");
+        return;
+    }
+    /* Echo a legacy version we speak, else offer the latest legacy one. */
+    const char *version = MCP_PROTOCOL_LATEST_LEGACY;
+    for (size_t i = 1; i < N_VERSIONS; i++)
+        if (mcp_json_str_eq(pv, g_versions[i]))
+            version = g_versions[i];
+    /* Keep the client's capabilities: they decide what the server may ask it. */
+    mcp_json_doc *caps = NULL;
+    const mcp_json *cv = mcp_json_get(p, "capabilities");
+    if (mcp_json_typeof(cv) == MCP_JSON_OBJECT) {
+        mcp_buf cb;
+        mcp_buf_init(&cb, 0);
+        mcp_jw cw;
+        mcp_jw_init(&cw, &cb);
+        mcp_jw_value(&cw, cv);
+        if (mcp_jw_finish(&cw) == MCP_OK)
+            mcp_json_parse(&caps, cb.data, cb.len, NULL, NULL);
+        mcp_buf_cleanup(&cb);
+    }
+    pthread_mutex_lock(&c->mu);
+    int again = c->initialized;
+    if (!again) {
+        c->initialized = 1;
+        c->version = version;
+        c->client_caps = caps;
+        caps = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    mcp_json_doc_free(caps);
+    if (again) {
+        mcp__reply_error(r, MCP_RPC_INVALID_REQUEST, "Invalid Request: initialize was already called on this connection");
+        return;
+    }
+    mcp__result_begin(r);
+    mcp_jw *w = &r->w;
+    mcp_jw_key(w, "protocolVersion");
+    mcp_jw_string(w, version);
+    write_capabilities(w, c->srv, 0);
     mcp_jw_key(w, "serverInfo");
     write_server_info(w, c->srv);
     if (c->srv->instructions) {
         mcp_jw_key(w, "instructions");
         mcp_jw_string(w, c->srv->instructions);
     }
-    result_end(r);
+    mcp__result_end(r);
 }
 
-static void m_ping(req *r)
+static void m_ping(mcp__req *r)
 {
-    result_begin(r);
-    result_end(r);
+    mcp__result_begin(r);
+    mcp__result_end(r);
 }
 
-static void m_set_level(req *r)
+static void m_set_level(mcp__req *r)
 {
     int level = level_from_json(mcp_json_get(r->msg->params, "level"));
     if (level < 0) {
-        reply_error(r, MCP_RPC_INVALID_PARAMS,
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS,
                     "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
                     "alert, emergency");
         return;
     }
     atomic_store(&r->c->log_level, level);
-    result_begin(r);
-    result_end(r);
+    mcp__result_begin(r);
+    mcp__result_end(r);
 }
 
-static void write_caching(req *r)
+void mcp__write_caching(mcp__req *r)
 {
     mcp_jw_key(&r->w, "ttlMs");
     mcp_jw_int(&r->w, r->c->srv->opts.list_ttl_ms);
@@ -229,55 +285,47 @@ static void write_caching(req *r)
     mcp_jw_string(&r->w, "public");
 }
 
-static void m_discover(req *r)
+static void m_discover(mcp__req *r)
 {
     mcp_server *srv = r->c->srv;
-    result_begin(r);
+    mcp__result_begin(r);
     mcp_jw *w = &r->w;
     mcp_jw_key(w, "supportedVersions");
     mcp_jw_array_begin(w);
     for (size_t i = 0; i < N_MODERN; i++)
         mcp_jw_string(w, g_modern_versions[i]);
     mcp_jw_array_end(w);
-    mcp_jw_key(w, "capabilities");
-    mcp_jw_object_begin(w);
-    mcp_jw_key(w, "tools");
-    mcp_jw_object_begin(w);
-    mcp_jw_object_end(w);
-    mcp_jw_key(w, "logging");
-    mcp_jw_object_begin(w);
-    mcp_jw_object_end(w);
-    mcp_jw_object_end(w);
+    write_capabilities(w, srv, 1);
     if (srv->instructions) {
         mcp_jw_key(w, "instructions");
         mcp_jw_string(w, srv->instructions);
     }
-    write_caching(r);
-    result_end(r);
+    mcp__write_caching(r);
+    mcp__result_end(r);
 }
 
-static void m_tools_list(req *r)
+static void m_tools_list(mcp__req *r)
 {
     const mcp_json *cursor = mcp_json_get(r->msg->params, "cursor");
     size_t clen = 0;
     const char *cs = NULL;
     if (cursor && !(cs = mcp_json_str(cursor, &clen))) {
-        reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"cursor\" must be a string");
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"cursor\" must be a string");
         return;
     }
-    result_begin(r);
+    mcp__result_begin(r);
     mcp_status st = mcp__server_write_tools(r->c->srv, &r->w, cs, clen, r->version);
     if (st == MCP_ERR_INVALID_ARG) {
         mcp_buf_cleanup(&r->buf);
-        reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown or expired cursor");
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown or expired cursor");
         return;
     }
     if (r->modern)
-        write_caching(r);
-    result_end(r);
+        mcp__write_caching(r);
+    mcp__result_end(r);
 }
 
-static void m_tools_call(req *r)
+static void m_tools_call(mcp__req *r)
 {
     /* call.c takes the message (and its document) from here. */
     mcp__call_start(r->c, r->msg, r->version, r->modern, r->log_threshold);
@@ -286,22 +334,50 @@ static void m_tools_call(req *r)
 /* Level-1 routing table, sorted by name for binary search. */
 #define ERA_LEGACY 0x1u
 #define ERA_MODERN 0x2u
-#define NEEDS_INIT 0x4u /* legacy: only after initialize */
+#define NEEDS_INIT 0x4u        /* legacy: only after initialize */
+#define NEEDS_RESOURCES 0x8u   /* only when the resources capability is declared */
+#define NEEDS_PROMPTS 0x10u    /* ... prompts */
+#define NEEDS_COMPLETIONS 0x20u /* ... completions */
+#define BOTH (ERA_LEGACY | ERA_MODERN | NEEDS_INIT)
 
 typedef struct method {
-    const char *name;      /* JSON-RPC method */
-    void (*fn)(req *r);    /* handler */
-    unsigned flags;        /* ERA_* and NEEDS_INIT */
+    const char *name;          /* JSON-RPC method */
+    void (*fn)(mcp__req *r);   /* handler */
+    unsigned flags;            /* ERA_*, NEEDS_* */
 } method;
 
+static void m_listen(mcp__req *r);
+static int listen_remove(mcp_conn *c, const mcp_rpc_id *id);
+
 static const method g_methods[] = {
+    {"completion/complete", mcp__m_complete, BOTH | NEEDS_COMPLETIONS},
     {"initialize", m_initialize, ERA_LEGACY},
     {"logging/setLevel", m_set_level, ERA_LEGACY | NEEDS_INIT},
     {"ping", m_ping, ERA_LEGACY},
+    {"prompts/get", mcp__m_prompts_get, BOTH | NEEDS_PROMPTS},
+    {"prompts/list", mcp__m_prompts_list, BOTH | NEEDS_PROMPTS},
+    {"resources/list", mcp__m_resources_list, BOTH | NEEDS_RESOURCES},
+    {"resources/read", mcp__m_resources_read, BOTH | NEEDS_RESOURCES},
+    {"resources/subscribe", mcp__m_resources_subscribe, ERA_LEGACY | NEEDS_INIT | NEEDS_RESOURCES},
+    {"resources/templates/list", mcp__m_templates_list, BOTH | NEEDS_RESOURCES},
+    {"resources/unsubscribe", mcp__m_resources_unsubscribe, ERA_LEGACY | NEEDS_INIT | NEEDS_RESOURCES},
     {"server/discover", m_discover, ERA_MODERN},
-    {"tools/call", m_tools_call, ERA_LEGACY | ERA_MODERN | NEEDS_INIT},
-    {"tools/list", m_tools_list, ERA_LEGACY | ERA_MODERN | NEEDS_INIT},
+    {"subscriptions/listen", m_listen, ERA_MODERN},
+    {"tools/call", m_tools_call, BOTH},
+    {"tools/list", m_tools_list, BOTH},
 };
+
+/* 1 when the method's capability is declared by this server. */
+static int available(mcp_server *srv, const method *e)
+{
+    if (!(e->flags & (NEEDS_RESOURCES | NEEDS_PROMPTS | NEEDS_COMPLETIONS)))
+        return 1;
+    pthread_rwlock_rdlock(&srv->reg_lock);
+    int ok = ((e->flags & NEEDS_RESOURCES) && srv->has_resources) || ((e->flags & NEEDS_PROMPTS) && srv->has_prompts) ||
+             ((e->flags & NEEDS_COMPLETIONS) && srv->has_completions);
+    pthread_rwlock_unlock(&srv->reg_lock);
+    return ok;
+}
 
 static int method_cmp(const void *key, const void *elem)
 {
@@ -360,12 +436,13 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
         mcp_jw_value(&w, pv);
         mcp_jw_object_end(&w);
         mcp_rpc_end_error(&w);
-        send_frame(c, &w, &b);
+        if (mcp_jw_finish(&w) == MCP_OK)
+            mcp__conn_send_to(c, &b, &m->id, 1);
         mcp_buf_cleanup(&b);
         return;
     }
     const method *e = find_method(m);
-    if (!e || !(e->flags & ERA_MODERN)) {
+    if (!e || !(e->flags & ERA_MODERN) || !available(c->srv, e)) {
         method_not_found(c, m);
         return;
     }
@@ -376,18 +453,21 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
                    "Invalid params: _meta \"" META_LOGLEVEL "\" is not a log level");
         return;
     }
-    req r;
+    mcp__req r;
     r.c = c;
     r.msg = m;
     r.version = MCP_PROTOCOL_2026_07_28;
     r.modern = 1;
     r.log_threshold = threshold;
+    r.caps = mcp_json_get(meta, META_CAPS);
     e->fn(&r);
 }
 
 static void legacy_request(mcp_conn *c, mcp_rpc_msg *m)
 {
     const method *e = find_method(m);
+    if (e && !available(c->srv, e))
+        e = NULL;
     if (!e || !(e->flags & ERA_LEGACY)) {
         if (e && (e->flags & ERA_MODERN)) {
             /* A modern-only method without the modern _meta. */
@@ -407,12 +487,15 @@ static void legacy_request(mcp_conn *c, mcp_rpc_msg *m)
                    "\" (2026-07-28), or send initialize first (earlier versions)");
         return;
     }
-    req r;
+    mcp__req r;
     r.c = c;
     r.msg = m;
     r.version = version;
     r.modern = 0;
     r.log_threshold = -1;
+    pthread_mutex_lock(&c->mu);
+    r.caps = mcp_json_doc_root(c->client_caps); /* freed only with the connection */
+    pthread_mutex_unlock(&c->mu);
     e->fn(&r);
 }
 
@@ -449,6 +532,8 @@ static void handle_notification(mcp_conn *c, mcp_rpc_msg *m)
         } else {
             return; /* notifications get no answer, even when malformed */
         }
+        if (listen_remove(c, &id))
+            return; /* a listen stream ends without a response */
         pthread_mutex_lock(&c->mu);
         mcp_call *call = mcp__conn_take_call_locked(c, &id);
         int owned = 0;
@@ -464,6 +549,321 @@ static void handle_notification(mcp_conn *c, mcp_rpc_msg *m)
         return;
     }
     /* notifications/initialized and anything else: nothing to do. */
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* Subscriptions                                                             */
+
+#define MAX_SUBSCRIPTIONS 1024 /* per connection: legacy URIs, listen streams, URIs per stream */
+
+static char *dup_n(const char *s, size_t n)
+{
+    return mcp__strndup(s, n);
+}
+
+mcp_status mcp__conn_subscribe(mcp_conn *c, const char *uri, size_t len, int on)
+{
+    mcp_status st = MCP_OK;
+    pthread_mutex_lock(&c->mu);
+    size_t i;
+    for (i = 0; i < c->nsubs; i++)
+        if (strlen(c->subs[i]) == len && memcmp(c->subs[i], uri, len) == 0)
+            break;
+    if (on && i == c->nsubs) {
+        char **n = c->nsubs >= MAX_SUBSCRIPTIONS ? NULL : mcp_realloc(c->subs, (c->nsubs + 1) * sizeof *n);
+        char *copy = n ? dup_n(uri, len) : NULL;
+        if (!copy) {
+            if (n)
+                c->subs = n;
+            st = c->nsubs >= MAX_SUBSCRIPTIONS ? MCP_ERR_LIMIT : MCP_ERR_NOMEM;
+        } else {
+            c->subs = n;
+            c->subs[c->nsubs++] = copy;
+        }
+    } else if (!on && i < c->nsubs) {
+        mcp_free(c->subs[i]);
+        c->subs[i] = c->subs[--c->nsubs];
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+/* Writes params._meta with the subscription id. */
+static void write_sub_meta(mcp_jw *w, const mcp_rpc_id *id)
+{
+    mcp_jw_key(w, "_meta");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "io.modelcontextprotocol/subscriptionId");
+    mcp_rpc_write_id(w, id);
+    mcp_jw_object_end(w);
+}
+
+/* One notification: `method`, params {uri?, _meta.subscriptionId?}. */
+static void send_note(mcp_conn *c, const char *note, const char *uri, const mcp_rpc_id *listen)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "jsonrpc");
+    mcp_jw_string(&w, "2.0");
+    mcp_jw_key(&w, "method");
+    mcp_jw_string(&w, note);
+    if (uri || listen) {
+        mcp_jw_key(&w, "params");
+        mcp_jw_object_begin(&w);
+        if (uri) {
+            mcp_jw_key(&w, "uri");
+            mcp_jw_string(&w, uri);
+        }
+        if (listen)
+            write_sub_meta(&w, listen);
+        mcp_jw_object_end(&w);
+    }
+    mcp_jw_object_end(&w);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send_to(c, &b, listen, 0);
+    mcp_buf_cleanup(&b);
+}
+
+static unsigned listen_bit(const char *note)
+{
+    if (!strcmp(note, "notifications/tools/list_changed"))
+        return MCP__LISTEN_TOOLS;
+    if (!strcmp(note, "notifications/prompts/list_changed"))
+        return MCP__LISTEN_PROMPTS;
+    if (!strcmp(note, "notifications/resources/list_changed"))
+        return MCP__LISTEN_RESOURCES;
+    return 0;
+}
+
+/*
+ * Copies the ids of matching listen streams so notifications go out
+ * without holding conn->mu (sending may block on the transport).
+ */
+typedef struct targets {
+    mcp_rpc_id ids[64];   /* matching streams (string ids copied into strs) */
+    char *strs[64];       /* owned copies */
+    size_t n;             /* how many */
+} targets;
+
+static void targets_free(targets *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        mcp_free(t->strs[i]);
+}
+
+static void collect(mcp_conn *c, unsigned bit, const char *uri, targets *t)
+{
+    t->n = 0;
+    for (mcp__listen *l = c->listens; l && t->n < 64; l = l->next) {
+        int match = bit ? (l->what & bit) != 0 : 0;
+        for (size_t i = 0; !match && uri && i < l->nuris; i++)
+            match = strcmp(l->uris[i], uri) == 0;
+        if (!match)
+            continue;
+        t->ids[t->n] = l->id;
+        t->strs[t->n] = NULL;
+        if (l->id.type == MCP_RPC_ID_STRING) {
+            t->strs[t->n] = dup_n(l->id.str, l->id.len);
+            if (!t->strs[t->n])
+                continue;
+            t->ids[t->n].str = t->strs[t->n];
+        }
+        t->n++;
+    }
+}
+
+void mcp__conn_resource_updated(mcp_conn *c, const char *uri)
+{
+    targets t;
+    pthread_mutex_lock(&c->mu);
+    int legacy = 0;
+    for (size_t i = 0; i < c->nsubs && !legacy; i++)
+        legacy = strcmp(c->subs[i], uri) == 0;
+    collect(c, 0, uri, &t);
+    int closing = c->closing;
+    pthread_mutex_unlock(&c->mu);
+    if (!closing) {
+        if (legacy)
+            send_note(c, "notifications/resources/updated", uri, NULL);
+        for (size_t i = 0; i < t.n; i++)
+            send_note(c, "notifications/resources/updated", uri, &t.ids[i]);
+    }
+    targets_free(&t);
+}
+
+static void listen_free(mcp__listen *l)
+{
+    for (size_t i = 0; i < l->nuris; i++)
+        mcp_free(l->uris[i]);
+    mcp_free(l->uris);
+    mcp_free(l->id_str);
+    mcp_free(l);
+}
+
+/* Removes the listen stream with this id; 1 when there was one. */
+static int listen_remove(mcp_conn *c, const mcp_rpc_id *id)
+{
+    pthread_mutex_lock(&c->mu);
+    mcp__listen **pp = &c->listens, *found = NULL;
+    for (; *pp; pp = &(*pp)->next) {
+        if (mcp_rpc_id_equal(&(*pp)->id, id)) {
+            found = *pp;
+            *pp = found->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (found)
+        listen_free(found);
+    return found != NULL;
+}
+
+/*
+ * subscriptions/listen: acknowledge what will be delivered, then keep the
+ * request open; notifications on it carry its id as subscriptionId. It ends
+ * when the client cancels it or the connection closes.
+ */
+static void m_listen(mcp__req *r)
+{
+    mcp_conn *c = r->c;
+    mcp_server *srv = c->srv;
+    const mcp_json *want = mcp_json_get(r->msg->params, "notifications");
+    if (want && mcp_json_typeof(want) != MCP_JSON_OBJECT) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"notifications\" must be an object");
+        return;
+    }
+    const mcp_json *uris = mcp_json_get(want, "resourceSubscriptions");
+    if (uris && mcp_json_typeof(uris) != MCP_JSON_ARRAY) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"resourceSubscriptions\" must be an array");
+        return;
+    }
+    pthread_rwlock_rdlock(&srv->reg_lock);
+    int has_res = srv->has_resources, has_prompts = srv->has_prompts;
+    pthread_rwlock_unlock(&srv->reg_lock);
+    mcp__listen *l = mcp__calloc(1, sizeof *l);
+    if (!l) {
+        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    l->id = r->msg->id;
+    if (l->id.type == MCP_RPC_ID_STRING) {
+        l->id_str = dup_n(l->id.str, l->id.len);
+        l->id.str = l->id_str;
+    }
+    if (mcp_json_bool(mcp_json_get(want, "toolsListChanged")))
+        l->what |= MCP__LISTEN_TOOLS;
+    if (has_prompts && mcp_json_bool(mcp_json_get(want, "promptsListChanged")))
+        l->what |= MCP__LISTEN_PROMPTS;
+    if (has_res && mcp_json_bool(mcp_json_get(want, "resourcesListChanged")))
+        l->what |= MCP__LISTEN_RESOURCES;
+    size_t nu = has_res ? mcp_json_len(uris) : 0;
+    if (nu > MAX_SUBSCRIPTIONS)
+        nu = MAX_SUBSCRIPTIONS;
+    l->uris = nu ? mcp__calloc(nu, sizeof *l->uris) : NULL;
+    int oom = (l->id.type == MCP_RPC_ID_STRING && !l->id_str) || (nu && !l->uris);
+    for (size_t i = 0; i < nu && !oom; i++) {
+        size_t ul;
+        const char *u = mcp_json_str(mcp_json_at(uris, i), &ul);
+        if (!u || memchr(u, '\0', ul))
+            continue;
+        if (!(l->uris[l->nuris] = dup_n(u, ul)))
+            oom = 1;
+        else
+            l->nuris++;
+    }
+    if (oom) {
+        listen_free(l);
+        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    /* The acknowledgement goes out first, with what will be delivered. */
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_notification(&w, "notifications/subscriptions/acknowledged");
+    mcp_jw_object_begin(&w);
+    write_sub_meta(&w, &l->id);
+    mcp_jw_key(&w, "notifications");
+    mcp_jw_object_begin(&w);
+    if (l->what & MCP__LISTEN_TOOLS) {
+        mcp_jw_key(&w, "toolsListChanged");
+        mcp_jw_bool(&w, 1);
+    }
+    if (l->what & MCP__LISTEN_PROMPTS) {
+        mcp_jw_key(&w, "promptsListChanged");
+        mcp_jw_bool(&w, 1);
+    }
+    if (l->what & MCP__LISTEN_RESOURCES) {
+        mcp_jw_key(&w, "resourcesListChanged");
+        mcp_jw_bool(&w, 1);
+    }
+    if (l->nuris) {
+        mcp_jw_key(&w, "resourceSubscriptions");
+        mcp_jw_array_begin(&w);
+        for (size_t i = 0; i < l->nuris; i++)
+            mcp_jw_string(&w, l->uris[i]);
+        mcp_jw_array_end(&w);
+    }
+    mcp_jw_object_end(&w);
+    mcp_jw_object_end(&w);
+    mcp_rpc_end(&w);
+    pthread_mutex_lock(&c->mu);
+    size_t count = 0;
+    for (mcp__listen *o = c->listens; o; o = o->next)
+        count++;
+    int dup = 0;
+    for (mcp__listen *o = c->listens; o && !dup; o = o->next)
+        dup = mcp_rpc_id_equal(&o->id, &l->id);
+    if (!dup && count < MAX_SUBSCRIPTIONS) {
+        l->next = c->listens;
+        c->listens = l;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (dup || count >= MAX_SUBSCRIPTIONS) {
+        mcp_buf_cleanup(&b);
+        listen_free(l);
+        mcp__reply_error(r, dup ? MCP_RPC_INVALID_REQUEST : MCP_RPC_INTERNAL_ERROR,
+                         dup ? "Invalid Request: a request with this id is already in progress"
+                             : "Internal error: too many subscriptions on this connection");
+        return;
+    }
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send_to(c, &b, &r->msg->id, 0);
+    mcp_buf_cleanup(&b);
+}
+
+/* At close: each open listen request gets its final (empty) result. */
+static void end_listens(mcp_conn *c)
+{
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        mcp__listen *l = c->listens;
+        if (l)
+            c->listens = l->next;
+        pthread_mutex_unlock(&c->mu);
+        if (!l)
+            return;
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        mcp_jw w;
+        mcp_jw_init(&w, &b);
+        mcp_rpc_begin_result(&w, &l->id);
+        mcp_jw_object_begin(&w);
+        mcp_jw_key(&w, "resultType");
+        mcp_jw_string(&w, "complete");
+        write_sub_meta(&w, &l->id);
+        mcp_jw_object_end(&w);
+        mcp_rpc_end(&w);
+        if (mcp_jw_finish(&w) == MCP_OK)
+            mcp__conn_send_to(c, &b, &l->id, 1);
+        mcp_buf_cleanup(&b);
+        listen_free(l);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -557,6 +957,15 @@ void mcp__conn_release(mcp_conn *c)
 {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
+    for (size_t i = 0; i < c->nsubs; i++)
+        mcp_free(c->subs[i]);
+    mcp_free(c->subs);
+    while (c->listens) {
+        mcp__listen *l = c->listens;
+        c->listens = l->next;
+        listen_free(l);
+    }
+    mcp_json_doc_free(c->client_caps);
     pthread_mutex_destroy(&c->send_mu);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
@@ -581,7 +990,9 @@ mcp_status mcp_conn_recv(mcp_conn *c, const char *frame, size_t len)
         mcp_jw w;
         mcp_jw_init(&w, &b);
         mcp_rpc_write_decode_error(&w, &err);
-        send_frame(c, &w, &b);
+        /* No id to relate it to: the answer to the frame being processed. */
+        if (mcp_jw_finish(&w) == MCP_OK)
+            mcp__conn_send_to(c, &b, NULL, 1);
         mcp_buf_cleanup(&b);
         return MCP_OK;
     }
@@ -650,6 +1061,7 @@ mcp_status mcp_conn_close(mcp_conn *c, unsigned grace_ms)
         pthread_cond_timedwait(&c->cv, &c->mu, &until);
     unsigned still = c->running;
     pthread_mutex_unlock(&c->mu);
+    end_listens(c);
     pthread_mutex_lock(&c->send_mu);
     c->send_closed = 1;
     pthread_mutex_unlock(&c->send_mu);
@@ -681,11 +1093,18 @@ const char *mcp_conn_version(const mcp_conn *c)
     return v;
 }
 
-void mcp__conn_notify_tools_changed(mcp_conn *c)
+void mcp__conn_notify(mcp_conn *c, const char *notification)
 {
+    targets t;
     pthread_mutex_lock(&c->mu);
     int ok = c->initialized && !c->closing;
+    collect(c, listen_bit(notification), NULL, &t);
+    if (c->closing)
+        t.n = 0;
     pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < t.n; i++)
+        send_note(c, notification, NULL, &t.ids[i]);
+    targets_free(&t);
     if (!ok)
         return;
     mcp_buf b;
@@ -696,7 +1115,7 @@ void mcp__conn_notify_tools_changed(mcp_conn *c)
     mcp_jw_key(&w, "jsonrpc");
     mcp_jw_string(&w, "2.0");
     mcp_jw_key(&w, "method");
-    mcp_jw_string(&w, "notifications/tools/list_changed");
+    mcp_jw_string(&w, notification);
     mcp_jw_object_end(&w);
     send_frame(c, &w, &b);
     mcp_buf_cleanup(&b);

@@ -4,6 +4,7 @@
  * diagnostics and the transcript.
  */
 #include "internal.h"
+#include "json_internal.h"
 #include "server_internal.h"
 
 #include <errno.h>
@@ -18,6 +19,14 @@
 #define DEFAULT_MAX_IN_FLIGHT 4096u
 #define DEFAULT_PAGE_SIZE 100u
 #define DEFAULT_MAX_MESSAGE ((size_t)4 << 20)
+
+/* The empty object handlers get when a request has no `arguments`. */
+static const mcp_json g_empty_object = {MCP_JSON_OBJECT, 0, 0, 0, NULL, {0}};
+
+const mcp_json *mcp__empty_object(void)
+{
+    return &g_empty_object;
+}
 
 uint64_t mcp__now_ns(void)
 {
@@ -273,11 +282,12 @@ mcp_status mcp_server_new(mcp_server **out, const mcp_server_opts *opts, mcp_err
     return MCP_OK;
 }
 
-static void tool_free(mcp__tool *t)
+static void tool_destroy(mcp__entry *e)
 {
+    mcp__tool *t = (mcp__tool *)e;
     if (t->user_data_free)
         t->user_data_free(t->user_data);
-    mcp_free(t->name);
+    mcp_free(t->e.key);
     mcp_free(t->title);
     mcp_free(t->description);
     mcp_json_doc_free(t->input_doc);
@@ -289,10 +299,25 @@ static void tool_free(mcp__tool *t)
     mcp_free(t);
 }
 
+void mcp__entry_release(mcp__entry *e)
+{
+    if (e && atomic_fetch_sub(&e->refs, 1) == 1)
+        e->destroy(e);
+}
+
 void mcp__tool_release(mcp__tool *t)
 {
-    if (t && atomic_fetch_sub(&t->refs, 1) == 1)
-        tool_free(t);
+    if (t)
+        mcp__entry_release(&t->e);
+}
+
+static void registry_free(mcp__registry *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        mcp__entry_release(r->items[i]);
+    mcp_free(r->items);
+    mcp_free(r->index);
+    memset(r, 0, sizeof *r);
 }
 
 void mcp_server_free(mcp_server *srv)
@@ -308,10 +333,10 @@ void mcp_server_free(mcp_server *srv)
         pthread_mutex_unlock(&srv->timer_mu);
         pthread_join(srv->timer_thread, NULL);
     }
-    for (size_t i = 0; i < srv->ntools; i++)
-        mcp__tool_release(srv->tools[i]);
-    mcp_free(srv->tools);
-    mcp_free(srv->index);
+    registry_free(&srv->tools);
+    registry_free(&srv->resources);
+    registry_free(&srv->templates);
+    registry_free(&srv->prompts);
     if (srv->transcript)
         fclose(srv->transcript);
     pthread_rwlock_destroy(&srv->reg_lock);
@@ -353,13 +378,17 @@ void mcp__server_remove_conn(mcp_server *srv, mcp_conn *c)
     pthread_mutex_unlock(&srv->conns_mu);
 }
 
-/* Tells every connection that the tool list changed. */
-static void notify_tools_changed(mcp_server *srv)
+void mcp__server_notify_all(mcp_server *srv, const char *method)
 {
     pthread_mutex_lock(&srv->conns_mu);
     for (mcp_conn *c = srv->conns; c; c = c->next)
-        mcp__conn_notify_tools_changed(c);
+        mcp__conn_notify(c, method);
     pthread_mutex_unlock(&srv->conns_mu);
+}
+
+static void notify_tools_changed(mcp_server *srv)
+{
+    mcp__server_notify_all(srv, "notifications/tools/list_changed");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -375,49 +404,105 @@ static uint64_t name_hash(const char *s, size_t n)
     return h;
 }
 
-/* Rebuilds the name index for the current tool array (registry write-locked). */
-static mcp_status rebuild_index(mcp_server *srv)
+/* Rebuilds a registry's key index (registry write-locked). */
+static mcp_status rebuild_index(mcp__registry *r)
 {
     size_t cap = 16;
-    while (cap <= 2 * srv->ntools)
+    while (cap <= 2 * r->n)
         cap *= 2;
-    mcp__tool **idx = mcp__calloc(cap, sizeof *idx);
+    mcp__entry **idx = mcp__calloc(cap, sizeof *idx);
     if (!idx)
         return MCP_ERR_NOMEM;
-    for (size_t i = 0; i < srv->ntools; i++) {
-        mcp__tool *t = srv->tools[i];
-        size_t slot = (size_t)name_hash(t->name, t->name_len) & (cap - 1);
+    for (size_t i = 0; i < r->n; i++) {
+        mcp__entry *e = r->items[i];
+        size_t slot = (size_t)name_hash(e->key, e->key_len) & (cap - 1);
         while (idx[slot])
             slot = (slot + 1) & (cap - 1);
-        idx[slot] = t;
+        idx[slot] = e;
     }
-    mcp_free(srv->index);
-    srv->index = idx;
-    srv->index_cap = cap;
+    mcp_free(r->index);
+    r->index = idx;
+    r->index_cap = cap;
     return MCP_OK;
 }
 
-static mcp__tool *find_locked(mcp_server *srv, const char *name, size_t len)
+mcp__entry *mcp__reg_find_locked(mcp__registry *r, const char *key, size_t len)
 {
-    if (!srv->index)
+    if (!r->index)
         return NULL;
-    size_t slot = (size_t)name_hash(name, len) & (srv->index_cap - 1);
-    for (mcp__tool *t; (t = srv->index[slot]); slot = (slot + 1) & (srv->index_cap - 1))
-        if (t->name_len == len && memcmp(t->name, name, len) == 0)
-            return t;
+    size_t slot = (size_t)name_hash(key, len) & (r->index_cap - 1);
+    for (mcp__entry *e; (e = r->index[slot]); slot = (slot + 1) & (r->index_cap - 1))
+        if (e->key_len == len && memcmp(e->key, key, len) == 0)
+            return e;
     return NULL;
+}
+
+mcp_status mcp__reg_add_locked(mcp_server *srv, mcp__registry *r, mcp__entry *e)
+{
+    if (mcp__reg_find_locked(r, e->key, e->key_len))
+        return MCP_ERR_EXISTS;
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 16;
+        mcp__entry **n = mcp_realloc(r->items, ncap * sizeof *n);
+        if (!n)
+            return MCP_ERR_NOMEM;
+        r->items = n;
+        r->cap = ncap;
+    }
+    r->items[r->n++] = e;
+    if (rebuild_index(r) != MCP_OK) {
+        r->n--;
+        return MCP_ERR_NOMEM;
+    }
+    e->seq = srv->next_seq++;
+    return MCP_OK;
+}
+
+mcp__entry *mcp__reg_remove_locked(mcp__registry *r, const char *key, size_t len)
+{
+    size_t i;
+    for (i = 0; i < r->n; i++)
+        if (r->items[i]->key_len == len && memcmp(r->items[i]->key, key, len) == 0)
+            break;
+    if (i == r->n)
+        return NULL;
+    mcp__entry *e = r->items[i];
+    memmove(&r->items[i], &r->items[i + 1], (r->n - i - 1) * sizeof *r->items);
+    r->n--;
+    /* Rebuilding needs memory; if that fails, delete from the index in place
+     * and re-insert the probe run that followed the removed slot. */
+    if (rebuild_index(r) != MCP_OK) {
+        size_t cap = r->index_cap, slot = (size_t)name_hash(e->key, e->key_len) & (cap - 1);
+        while (r->index[slot] != e)
+            slot = (slot + 1) & (cap - 1);
+        r->index[slot] = NULL;
+        for (size_t j = (slot + 1) & (cap - 1); r->index[j]; j = (j + 1) & (cap - 1)) {
+            mcp__entry *m = r->index[j];
+            r->index[j] = NULL;
+            size_t k = (size_t)name_hash(m->key, m->key_len) & (cap - 1);
+            while (r->index[k])
+                k = (k + 1) & (cap - 1);
+            r->index[k] = m;
+        }
+    }
+    return e;
+}
+
+mcp__entry *mcp__server_find(mcp_server *srv, mcp__registry *r, const char *key, size_t len)
+{
+    pthread_rwlock_rdlock(&srv->reg_lock);
+    mcp__entry *e = mcp__reg_find_locked(r, key, len);
+    if (e && e->hidden)
+        e = NULL;
+    if (e)
+        atomic_fetch_add(&e->refs, 1);
+    pthread_rwlock_unlock(&srv->reg_lock);
+    return e;
 }
 
 mcp__tool *mcp__server_find_tool(mcp_server *srv, const char *name, size_t len)
 {
-    pthread_rwlock_rdlock(&srv->reg_lock);
-    mcp__tool *t = find_locked(srv, name, len);
-    if (t && (t->flags & MCP_TOOL_DISABLED))
-        t = NULL;
-    if (t)
-        atomic_fetch_add(&t->refs, 1);
-    pthread_rwlock_unlock(&srv->reg_lock);
-    return t;
+    return (mcp__tool *)mcp__server_find(srv, &srv->tools, name, len);
 }
 
 /* Tool names: 1-128 characters of [A-Za-z0-9_.-] (the spec's guidance, SEP-986). */
@@ -435,7 +520,7 @@ static int valid_tool_name(const char *s)
     return 1;
 }
 
-static mcp_status parse_opt_json(const char *text, mcp_json_type want, const char *what, mcp_json_doc **out,
+mcp_status mcp__parse_opt_json(const char *text, mcp_json_type want, const char *what, mcp_json_doc **out,
                                  mcp_error *err)
 {
     *out = NULL;
@@ -480,8 +565,10 @@ mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_err
             def->user_data_free(def->user_data);
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }
-    /* From here on tool_free() runs the destructor on any failure. */
-    atomic_init(&t->refs, 1);
+    /* From here on tool_destroy() runs the destructor on any failure. */
+    atomic_init(&t->e.refs, 1);
+    t->e.destroy = tool_destroy;
+    t->e.hidden = (def->flags & MCP_TOOL_DISABLED) != 0;
     t->handler = def->handler;
     t->user_data = def->user_data;
     t->user_data_free = def->user_data_free;
@@ -507,19 +594,19 @@ mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_err
             goto fail;
         }
     }
-    t->name_len = strlen(def->name);
-    t->name = mcp__strndup(def->name, t->name_len);
+    t->e.key_len = strlen(def->name);
+    t->e.key = mcp__strndup(def->name, t->e.key_len);
     t->title = dup_or_null(def->title);
     t->description = dup_or_null(def->description);
-    if (!t->name || (def->title && !t->title) || (def->description && !t->description)) {
+    if (!t->e.key || (def->title && !t->title) || (def->description && !t->description)) {
         st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
         goto fail;
     }
-    if ((st = parse_opt_json(def->input_schema ? def->input_schema : "{\"type\":\"object\"}", MCP_JSON_OBJECT,
+    if ((st = mcp__parse_opt_json(def->input_schema ? def->input_schema : "{\"type\":\"object\"}", MCP_JSON_OBJECT,
                              "inputSchema", &t->input_doc, err)) ||
-        (st = parse_opt_json(def->output_schema, MCP_JSON_OBJECT, "outputSchema", &t->output_doc, err)) ||
-        (st = parse_opt_json(def->icons, MCP_JSON_ARRAY, "icons", &t->icons_doc, err)) ||
-        (st = parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &t->meta_doc, err)))
+        (st = mcp__parse_opt_json(def->output_schema, MCP_JSON_OBJECT, "outputSchema", &t->output_doc, err)) ||
+        (st = mcp__parse_opt_json(def->icons, MCP_JSON_ARRAY, "icons", &t->icons_doc, err)) ||
+        (st = mcp__parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &t->meta_doc, err)))
         goto fail;
     if (!mcp_json_str_eq(mcp_json_get(mcp_json_doc_root(t->input_doc), "type"), "object")) {
         st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "tool %s: inputSchema must have \"type\": \"object\"",
@@ -532,36 +619,18 @@ mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_err
         goto fail;
 
     pthread_rwlock_wrlock(&srv->reg_lock);
-    if (find_locked(srv, t->name, t->name_len)) {
-        pthread_rwlock_unlock(&srv->reg_lock);
-        st = mcp__fail(err, MCP_ERR_EXISTS, 0, 0, "a tool named %s is already registered", t->name);
-        goto fail;
-    }
-    if (srv->ntools == srv->captools) {
-        size_t ncap = srv->captools ? srv->captools * 2 : 16;
-        mcp__tool **n = mcp_realloc(srv->tools, ncap * sizeof *n);
-        if (!n) {
-            pthread_rwlock_unlock(&srv->reg_lock);
-            st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-            goto fail;
-        }
-        srv->tools = n;
-        srv->captools = ncap;
-    }
-    srv->tools[srv->ntools++] = t;
-    if ((st = rebuild_index(srv))) {
-        srv->ntools--;
-        pthread_rwlock_unlock(&srv->reg_lock);
-        mcp__fail(err, st, 0, 0, "out of memory");
-        goto fail;
-    }
-    t->seq = srv->next_seq++;
+    st = mcp__reg_add_locked(srv, &srv->tools, &t->e);
     pthread_rwlock_unlock(&srv->reg_lock);
-    if (!(t->flags & MCP_TOOL_DISABLED))
+    if (st) {
+        mcp__fail(err, st, 0, 0, st == MCP_ERR_EXISTS ? "a tool named %s is already registered" : "out of memory (%s)",
+                  t->e.key);
+        goto fail;
+    }
+    if (!t->e.hidden)
         notify_tools_changed(srv);
     return MCP_OK;
 fail:
-    tool_free(t);
+    tool_destroy(&t->e);
     return st;
 }
 
@@ -570,36 +639,12 @@ mcp_status mcp_server_remove_tool(mcp_server *srv, const char *name)
     if (!srv || !name)
         return MCP_ERR_INVALID_ARG;
     pthread_rwlock_wrlock(&srv->reg_lock);
-    size_t n = strlen(name), i;
-    for (i = 0; i < srv->ntools; i++)
-        if (srv->tools[i]->name_len == n && memcmp(srv->tools[i]->name, name, n) == 0)
-            break;
-    if (i == srv->ntools) {
-        pthread_rwlock_unlock(&srv->reg_lock);
-        return MCP_ERR_NOT_FOUND;
-    }
-    mcp__tool *t = srv->tools[i];
-    memmove(&srv->tools[i], &srv->tools[i + 1], (srv->ntools - i - 1) * sizeof *srv->tools);
-    srv->ntools--;
-    /* Rebuilding needs memory; if that fails, delete from the index in place
-     * by rehashing the probe run that follows the removed slot. */
-    if (rebuild_index(srv) != MCP_OK) {
-        size_t cap = srv->index_cap, slot = (size_t)name_hash(t->name, t->name_len) & (cap - 1);
-        while (srv->index[slot] != t)
-            slot = (slot + 1) & (cap - 1);
-        srv->index[slot] = NULL;
-        for (size_t j = (slot + 1) & (cap - 1); srv->index[j]; j = (j + 1) & (cap - 1)) {
-            mcp__tool *m = srv->index[j];
-            srv->index[j] = NULL;
-            size_t k = (size_t)name_hash(m->name, m->name_len) & (cap - 1);
-            while (srv->index[k])
-                k = (k + 1) & (cap - 1);
-            srv->index[k] = m;
-        }
-    }
-    int was_visible = !(t->flags & MCP_TOOL_DISABLED);
+    mcp__entry *e = mcp__reg_remove_locked(&srv->tools, name, strlen(name));
+    int was_visible = e && !e->hidden;
     pthread_rwlock_unlock(&srv->reg_lock);
-    mcp__tool_release(t);
+    if (!e)
+        return MCP_ERR_NOT_FOUND;
+    mcp__entry_release(e);
     if (was_visible)
         notify_tools_changed(srv);
     return MCP_OK;
@@ -610,18 +655,13 @@ mcp_status mcp_server_enable_tool(mcp_server *srv, const char *name, int enabled
     if (!srv || !name)
         return MCP_ERR_INVALID_ARG;
     pthread_rwlock_wrlock(&srv->reg_lock);
-    mcp__tool *t = find_locked(srv, name, strlen(name));
-    if (!t) {
-        pthread_rwlock_unlock(&srv->reg_lock);
-        return MCP_ERR_NOT_FOUND;
-    }
-    unsigned before = t->flags;
-    if (enabled)
-        t->flags &= ~MCP_TOOL_DISABLED;
-    else
-        t->flags |= MCP_TOOL_DISABLED;
-    int changed = before != t->flags;
+    mcp__entry *e = mcp__reg_find_locked(&srv->tools, name, strlen(name));
+    int changed = e && e->hidden == enabled;
+    if (e)
+        e->hidden = !enabled;
     pthread_rwlock_unlock(&srv->reg_lock);
+    if (!e)
+        return MCP_ERR_NOT_FOUND;
     if (changed)
         notify_tools_changed(srv);
     return MCP_OK;
@@ -731,14 +771,15 @@ static void write_hint(mcp_jw *w, const char *key, int hint)
 }
 
 /* One Tool object, with the fields the client's protocol version knows. */
-static void write_tool(mcp_jw *w, const mcp__tool *t, const char *version)
+static void write_tool(mcp_jw *w, const mcp__entry *e, const char *version)
 {
+    const mcp__tool *t = (const mcp__tool *)e;
     int v0326 = mcp__version_at_least(version, MCP_PROTOCOL_2025_03_26);
     int v0618 = mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18);
     int v1125 = mcp__version_at_least(version, MCP_PROTOCOL_2025_11_25);
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "name");
-    mcp_jw_stringn(w, t->name, t->name_len);
+    mcp_jw_stringn(w, t->e.key, t->e.key_len);
     if (t->title && v0618) {
         mcp_jw_key(w, "title");
         mcp_jw_string(w, t->title);
@@ -773,26 +814,27 @@ static void write_tool(mcp_jw *w, const mcp__tool *t, const char *version)
     mcp_jw_object_end(w);
 }
 
-mcp_status mcp__server_write_tools(mcp_server *srv, mcp_jw *w, const char *cursor, size_t cursor_len,
-                                   const char *version)
+mcp_status mcp__server_write_page(mcp_server *srv, mcp__registry *r, mcp_jw *w, const char *array_key,
+                                  const char *cursor, size_t cursor_len, const char *version,
+                                  mcp__write_item_fn write_item)
 {
     uint64_t from = 0;
     if (cursor && !read_cursor(srv, cursor, cursor_len, &from))
         return MCP_ERR_INVALID_ARG;
     pthread_rwlock_rdlock(&srv->reg_lock);
-    mcp_jw_key(w, "tools");
+    mcp_jw_key(w, array_key);
     mcp_jw_array_begin(w);
     unsigned listed = 0;
     uint64_t next = 0;
-    for (size_t i = 0; i < srv->ntools; i++) {
-        const mcp__tool *t = srv->tools[i];
-        if (t->seq < from || (t->flags & MCP_TOOL_DISABLED))
+    for (size_t i = 0; i < r->n; i++) {
+        const mcp__entry *e = r->items[i];
+        if (e->seq < from || e->hidden)
             continue;
         if (listed == srv->opts.page_size) {
-            next = t->seq;
+            next = e->seq;
             break;
         }
-        write_tool(w, t, version);
+        write_item(w, e, version);
         listed++;
     }
     mcp_jw_array_end(w);
@@ -804,6 +846,12 @@ mcp_status mcp__server_write_tools(mcp_server *srv, mcp_jw *w, const char *curso
         mcp_jw_string(w, c);
     }
     return mcp_jw_status(w);
+}
+
+mcp_status mcp__server_write_tools(mcp_server *srv, mcp_jw *w, const char *cursor, size_t cursor_len,
+                                   const char *version)
+{
+    return mcp__server_write_page(srv, &srv->tools, w, "tools", cursor, cursor_len, version, write_tool);
 }
 
 const char *mcp_log_level_name(mcp_log_level level)

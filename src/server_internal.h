@@ -28,10 +28,27 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+/* A registered item (tool, resource, template, prompt); first member of each. */
+typedef struct mcp__entry {
+    atomic_int refs;            /* the registry + users (running calls, reads) */
+    char *key;                  /* name, URI or URI template; NUL-terminated */
+    size_t key_len;             /* its length */
+    uint64_t seq;               /* registration number: list order and cursors */
+    int hidden;                 /* not listed, not callable (disabled tools) */
+    void (*destroy)(struct mcp__entry *e); /* frees the containing object */
+} mcp__entry;
+
+/* One kind of item, in registration order, with a hash index by key. */
+typedef struct mcp__registry {
+    mcp__entry **items;         /* registration order */
+    size_t n;                   /* number of items */
+    size_t cap;                 /* capacity of `items` */
+    mcp__entry **index;         /* open addressing by key, `index_cap` slots */
+    size_t index_cap;           /* power of two, > 2 * n */
+} mcp__registry;
+
 typedef struct mcp__tool {
-    atomic_int refs;            /* registry + running calls */
-    char *name;                 /* NUL-terminated */
-    size_t name_len;            /* its length */
+    mcp__entry e;               /* key = name */
     char *title;                /* or NULL */
     char *description;          /* or NULL */
     mcp_json_doc *input_doc;    /* inputSchema as registered (spliced into tools/list) */
@@ -46,7 +63,6 @@ typedef struct mcp__tool {
     mcp_tool_fn handler;        /* the handler */
     void *user_data;            /* its user data */
     void (*user_data_free)(void *); /* user data destructor, or NULL */
-    uint64_t seq;               /* registration number: order and cursors */
 } mcp__tool;
 
 typedef struct mcp__conn_list {
@@ -63,14 +79,16 @@ struct mcp_server {
     mcp_json_parse_opts popts;  /* frame limits */
     uint64_t cursor_key[2];     /* key for authenticating pagination cursors */
 
-    /* Registry. */
+    /* Registries. */
     pthread_rwlock_t reg_lock;  /* guards the fields below */
-    mcp__tool **tools;          /* registration order */
-    size_t ntools;              /* number of tools */
-    size_t captools;            /* capacity of `tools` */
-    mcp__tool **index;          /* open-addressing name index, `index_cap` slots */
-    size_t index_cap;           /* power of two, > 2 * ntools */
-    uint64_t next_seq;          /* next registration number */
+    mcp__registry tools;        /* mcp__tool */
+    mcp__registry resources;    /* mcp__resource with an exact URI */
+    mcp__registry templates;    /* mcp__resource with a URI template */
+    mcp__registry prompts;      /* mcp__prompt */
+    uint64_t next_seq;          /* next registration number (all kinds) */
+    int has_resources;          /* a resource or template was ever registered */
+    int has_prompts;            /* a prompt was ever registered */
+    int has_completions;        /* some prompt or template completes arguments */
 
     /* Workers. */
     mcp__pool *pool;            /* runs blocking tool handlers */
@@ -91,6 +109,33 @@ struct mcp_server {
     pthread_mutex_t transcript_mu; /* serialises lines */
     FILE *transcript;           /* or NULL */
 };
+
+/* How a transport that gives each request its own stream (HTTP) receives
+ * frames: `related` is the request a frame belongs to (NULL for session
+ * traffic such as list_changed), `final` marks that request's response. */
+typedef mcp_status (*mcp__route_fn)(const char *frame, size_t len, const mcp_rpc_id *related, int final, void *ud);
+
+/* A 2026-07-28 subscriptions/listen stream on a connection. */
+typedef struct mcp__listen {
+    struct mcp__listen *next;   /* next stream on the connection */
+    mcp_rpc_id id;              /* the listen request's id (str points into idbuf/heap) */
+    char *id_str;               /* owned copy of a string id */
+    unsigned what;              /* MCP__LISTEN_* */
+    char **uris;                /* resourceSubscriptions */
+    size_t nuris;               /* how many */
+} mcp__listen;
+
+#define MCP__LISTEN_TOOLS 0x1u
+#define MCP__LISTEN_PROMPTS 0x2u
+#define MCP__LISTEN_RESOURCES 0x4u
+
+/* A legacy server-to-client request waiting for its answer. */
+typedef struct mcp__ask {
+    struct mcp__ask *next;      /* next pending request on the connection */
+    int64_t id;                 /* the id we sent */
+    int done;                   /* answered (or abandoned) */
+    mcp_rpc_msg answer;         /* the response, owned once done */
+} mcp__ask;
 
 /* In-flight table buckets per connection (a power of two). */
 #define MCP__CONN_BUCKETS 256u
@@ -113,6 +158,14 @@ struct mcp_conn {
     struct mcp_call *buckets[MCP__CONN_BUCKETS]; /* in-flight calls by id */
     unsigned in_flight;         /* calls in the table */
     unsigned running;           /* handlers executing right now */
+    mcp_json_doc *client_caps;  /* legacy: initialize params.capabilities, or NULL */
+    char **subs;                /* legacy resources/subscribe URIs */
+    size_t nsubs;               /* how many */
+    mcp__listen *listens;       /* 2026-07-28 listen streams */
+    mcp__ask *asks;             /* legacy server-to-client requests awaiting answers */
+    int64_t next_ask_id;        /* id of the next one */
+    mcp__route_fn route;        /* per-request routing (HTTP), or NULL */
+    void *route_ud;             /* its user data */
 
     struct mcp_conn *prev;      /* server's connection list */
     struct mcp_conn *next;
@@ -163,24 +216,79 @@ void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...
 void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame, size_t len);
 mcp__tool *mcp__server_find_tool(mcp_server *srv, const char *name, size_t len); /* +1 ref */
 void mcp__tool_release(mcp__tool *t);
+void mcp__entry_release(mcp__entry *e);
+/* Registry operations; the caller holds srv->reg_lock (write for add/remove). */
+mcp__entry *mcp__reg_find_locked(mcp__registry *r, const char *key, size_t len);
+mcp_status mcp__reg_add_locked(mcp_server *srv, mcp__registry *r, mcp__entry *e);
+mcp__entry *mcp__reg_remove_locked(mcp__registry *r, const char *key, size_t len);
+/* Finds a visible entry and takes a reference (takes the read lock). */
+mcp__entry *mcp__server_find(mcp_server *srv, mcp__registry *r, const char *key, size_t len);
+/* Writes `"<array_key>": [...]` for one page and `"nextCursor"` when more follow. */
+typedef void (*mcp__write_item_fn)(mcp_jw *w, const mcp__entry *e, const char *version);
+mcp_status mcp__server_write_page(mcp_server *srv, mcp__registry *r, mcp_jw *w, const char *array_key,
+                                  const char *cursor, size_t cursor_len, const char *version,
+                                  mcp__write_item_fn write_item);
+/* Sends `method` (a list_changed notification) to every legacy connection. */
+void mcp__server_notify_all(mcp_server *srv, const char *method);
 void mcp__server_add_conn(mcp_server *srv, mcp_conn *c);
 void mcp__server_remove_conn(mcp_server *srv, mcp_conn *c);
 void mcp__server_timer_add(mcp_server *srv, struct mcp_call *call);
 void mcp__server_timer_remove(mcp_server *srv, struct mcp_call *call);
 uint64_t mcp__now_ns(void);
-/* Writes the tools/list page starting at `cursor` (NULL = first) into w as
- * the members "tools" and maybe "nextCursor"; MCP_ERR_INVALID_ARG for a bad cursor. */
+const mcp_json *mcp__empty_object(void); /* a static {} */
+mcp_status mcp__parse_opt_json(const char *text, mcp_json_type want, const char *what, mcp_json_doc **out,
+                               mcp_error *err);
+/* Writes a tools/list page (see mcp__server_write_page). */
 mcp_status mcp__server_write_tools(mcp_server *srv, mcp_jw *w, const char *cursor, size_t cursor_len,
                                    const char *version);
 
+/* A request being answered on the I/O thread (conn.c and the method files). */
+typedef struct mcp__req {
+    mcp_conn *c;          /* the connection */
+    mcp_rpc_msg *msg;     /* the request */
+    const char *version;  /* its protocol version (static string) */
+    int modern;           /* 2026-07-28 request */
+    int log_threshold;    /* modern: logLevel, or -1 */
+    const mcp_json *caps; /* the client's capabilities for this request, or NULL */
+    mcp_buf buf;          /* the response being written */
+    mcp_jw w;             /* writer over buf */
+} mcp__req;
+
 /* ---- conn.c ---- */
+/* Sends a frame; `related`/`final` feed the router (see mcp__route_fn). */
+mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id *related, int final);
+/* Finishes r->w and sends r->buf as the final frame for r's request, then frees it. */
+void mcp__send_reply(mcp__req *r);
+/* Adds (on = 1) or removes a legacy subscription. MCP_OK, MCP_ERR_LIMIT, MCP_ERR_NOMEM. */
+mcp_status mcp__conn_subscribe(mcp_conn *c, const char *uri, size_t len, int on);
+/* Sends notifications/resources/updated to this connection's subscribers of `uri`. */
+void mcp__conn_resource_updated(mcp_conn *c, const char *uri);
+/* `{"jsonrpc":"2.0","id":ID,"result":{` into r->buf. */
+void mcp__result_begin(mcp__req *r);
+/* Closes the result (adding the modern fields for 2026-07-28) and sends it. */
+void mcp__result_end(mcp__req *r);
+void mcp__reply_error(mcp__req *r, int code, const char *message);
+/* "ttlMs" and "cacheScope" members. */
+void mcp__write_caching(mcp__req *r);
 mcp_status mcp__conn_send(mcp_conn *c, const mcp_buf *frame);
 void mcp__conn_release(mcp_conn *c);
-void mcp__conn_notify_tools_changed(mcp_conn *c);
+void mcp__conn_notify(mcp_conn *c, const char *method);
 /* Writes `_meta` with serverInfo and resultType for a modern result. */
 void mcp__write_modern_result_fields(mcp_jw *w, mcp_server *srv);
 /* Protocol version helpers. */
 int mcp__version_at_least(const char *version, const char *min);
+
+/* ---- resource.c, prompt.c ---- */
+void mcp__m_resources_list(mcp__req *r);
+void mcp__m_templates_list(mcp__req *r);
+void mcp__m_resources_read(mcp__req *r);
+void mcp__m_resources_subscribe(mcp__req *r);
+void mcp__m_resources_unsubscribe(mcp__req *r);
+void mcp__m_prompts_list(mcp__req *r);
+void mcp__m_prompts_get(mcp__req *r);
+void mcp__m_complete(mcp__req *r);
+mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, size_t len, mcp_completion *cmp,
+                                  const char *arg, const char *value, const mcp_json *context);
 
 /* ---- call.c ---- */
 /* Takes `msg` (its document) whatever happens. Answers errors itself. */

@@ -32,6 +32,7 @@ static const struct {
     {"MCP_ERR_EXISTS", "already exists"},
     {"MCP_ERR_AUTH", "authorization failed"},
     {"MCP_ERR_INVALID", "invalid data"},
+    {"MCP_ERR_INPUT_REQUIRED", "client input required"},
 };
 
 #define N_STATUS (sizeof g_status / sizeof g_status[0])

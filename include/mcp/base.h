@@ -54,7 +54,8 @@ typedef enum mcp_status {
     MCP_ERR_INTERNAL = -17,   /* a library invariant failed (a bug) */
     MCP_ERR_EXISTS = -18,     /* the name is already registered */
     MCP_ERR_AUTH = -19,       /* authorization failed */
-    MCP_ERR_INVALID = -20     /* the data is invalid for the operation (e.g. schema validation failed) */
+    MCP_ERR_INVALID = -20,    /* the data is invalid for the operation (e.g. schema validation failed) */
+    MCP_ERR_INPUT_REQUIRED = -21 /* the request needs client input first (2026-07-28 MRTR round) */
 } mcp_status;
 
 /**

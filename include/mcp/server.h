@@ -362,6 +362,230 @@ MCP_API const char *mcp_call_protocol_version(const mcp_call *call);
 /** The request's params._meta object, or NULL (borrowed, valid during the call). */
 MCP_API const mcp_json *mcp_call_meta(const mcp_call *call);
 
+/* ---- asking the client (both eras) -------------------------------------- */
+
+/*
+ * A handler may need input from the client: a form filled in by the user
+ * (elicitation), a model completion (sampling), or the client's roots.
+ * One API serves both eras:
+ *   - legacy: the server sends the request to the client and the handler
+ *     waits for the answer (up to the call's time limit, or 60 s);
+ *   - 2026-07-28: the first round ends with `resultType: "input_required"`
+ *     listing the request; the client retries with `inputResponses`, and
+ *     the handler runs again from the start, now getting the answer.
+ * So a handler asks, and returns the status it got when that is not
+ * MCP_OK; it must be written to run again from the top:
+ *
+ *     const mcp_json *answer;
+ *     mcp_status st = mcp_call_elicit(call, "user_name", "What is your name?", schema, &answer);
+ *     if (st)
+ *         return st;   (MCP_ERR_INPUT_REQUIRED ends this round; others are failures)
+ *     ... use answer ...
+ *
+ * `key` names the request within the call (unique per request you make).
+ */
+
+/**
+ * Asks the client to elicit information from the user with a form.
+ *
+ * @param key            names this input request (e.g. "user_name").
+ * @param message        what to ask, shown to the user.
+ * @param requested_schema JSON text of the form's schema (a flat object schema).
+ * @param answer         receives the client's ElicitResult
+ *                       ({"action":"accept"|"decline"|"cancel","content":{...}}),
+ *                       borrowed, valid until the handler returns.
+ * @return MCP_OK (answer set);
+ *         MCP_ERR_INPUT_REQUIRED (2026-07-28 first round: return it);
+ *         MCP_ERR_UNSUPPORTED (the client did not declare the elicitation
+ *         capability; returning it gives the client -32021 in 2026-07-28
+ *         and -32603 otherwise);
+ *         MCP_ERR_TIMEOUT (legacy: no answer in time); MCP_ERR_CANCELLED;
+ *         MCP_ERR_PROTOCOL (the client answered with an error);
+ *         MCP_ERR_INVALID (the 2026-07-28 retry carried an answer of the wrong shape);
+ *         MCP_ERR_INVALID_ARG; MCP_ERR_NOMEM.
+ * Thread-safety: from the handler's thread.
+ */
+MCP_API mcp_status mcp_call_elicit(mcp_call *call, const char *key, const char *message,
+                                   const char *requested_schema, const mcp_json **answer);
+
+/**
+ * Asks the client to elicit through a URL it opens for the user (URL mode).
+ * @param elicitation_id an id for the elicitation (legacy), or NULL.
+ * Statuses and `answer` as mcp_call_elicit().
+ */
+MCP_API mcp_status mcp_call_elicit_url(mcp_call *call, const char *key, const char *message, const char *url,
+                                       const char *elicitation_id, const mcp_json **answer);
+
+/**
+ * Asks the client's model for a completion (sampling/createMessage).
+ * @param params JSON text of CreateMessageRequest params
+ *               ({"messages":[...],"maxTokens":N,...}).
+ * @param answer receives the CreateMessageResult (borrowed).
+ * Statuses as mcp_call_elicit() (capability "sampling").
+ */
+MCP_API mcp_status mcp_call_sample(mcp_call *call, const char *key, const char *params, const mcp_json **answer);
+
+/**
+ * Asks the client for its roots (roots/list).
+ * @param answer receives the ListRootsResult ({"roots":[...]}, borrowed).
+ * Statuses as mcp_call_elicit() (capability "roots").
+ */
+MCP_API mcp_status mcp_call_list_roots(mcp_call *call, const char *key, const mcp_json **answer);
+
+/**
+ * Keeps handler state across 2026-07-28 rounds: the bytes travel to the
+ * client inside the integrity-protected `requestState` and come back with
+ * the retry (mcp_call_state()). Legacy calls keep them in memory.
+ * @return MCP_OK, MCP_ERR_LIMIT (over 16 KiB), MCP_ERR_NOMEM.
+ */
+MCP_API mcp_status mcp_call_set_state(mcp_call *call, const void *bytes, size_t n);
+
+/**
+ * The state set in an earlier round, or NULL (and *n = 0).
+ * @param n receives the length (may be NULL).
+ */
+MCP_API const void *mcp_call_state(const mcp_call *call, size_t *n);
+
+/* ---- resources ------------------------------------------------------------ */
+
+typedef struct mcp_read mcp_read; /* a resources/read being answered */
+
+/**
+ * Reads a resource. `uri` is the requested URI; for a template, `vars` is
+ * an object of the variables it matched (strings), else NULL. Add contents
+ * with mcp_read_text()/mcp_read_blob(); return MCP_ERR_NOT_FOUND when the
+ * URI names nothing (the client gets the era's not-found error), MCP_OK
+ * otherwise. Other statuses give -32603.
+ */
+typedef mcp_status (*mcp_resource_fn)(mcp_read *rd, const char *uri, const mcp_json *vars, void *user_data);
+
+/*
+ * Completes a resource-template variable or prompt argument for
+ * completion/complete: add candidates with mcp_completion_add().
+ * `context` is the object of already-resolved arguments, or NULL.
+ */
+typedef struct mcp_completion mcp_completion;
+typedef mcp_status (*mcp_complete_fn)(mcp_completion *cmp, const char *argument, const char *value,
+                                      const mcp_json *context, void *user_data);
+
+#define MCP_RESOURCE_SUBSCRIBABLE 0x1u /* clients may subscribe to updates */
+
+/* A resource (exact `uri`) or resource template (`uri_template`). */
+typedef struct mcp_resource_def {
+    const char *uri;           /* exact URI; or NULL with uri_template set */
+    const char *uri_template;  /* RFC 6570 template (levels 1-3), or NULL */
+    const char *name;          /* required */
+    const char *title;         /* or NULL */
+    const char *description;   /* or NULL */
+    const char *mime_type;     /* or NULL */
+    int64_t size;              /* bytes, or -1 when unknown (0 is a real size: set -1) */
+    const char *icons;         /* JSON array, or NULL */
+    const char *meta;          /* JSON object for _meta, or NULL */
+    const char *text;          /* static text content (no handler needed), or NULL */
+    const void *blob;          /* static binary content, or NULL */
+    size_t blob_len;           /* its length */
+    mcp_resource_fn handler;   /* dynamic content (required for templates) */
+    mcp_complete_fn complete;  /* template variable completion, or NULL */
+    void *user_data;           /* passed to handler and complete */
+    void (*user_data_free)(void *user_data); /* called once when the resource is gone */
+    unsigned flags;            /* MCP_RESOURCE_* */
+} mcp_resource_def;
+
+/**
+ * Registers a resource or template (copied; text and blob too).
+ * @return MCP_OK; MCP_ERR_INVALID_ARG (no name, neither or both of uri and
+ *         uri_template, a template that does not parse, static content with
+ *         a template, no content and no handler, bad icons/meta JSON);
+ *         MCP_ERR_EXISTS; MCP_ERR_NOMEM. `user_data_free` runs on failure too.
+ * Thread-safety: safe, also while serving; clients get list_changed.
+ */
+MCP_API mcp_status mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def, mcp_error *err);
+
+/** Removes a resource or template by its uri or uri_template. MCP_OK or MCP_ERR_NOT_FOUND. */
+MCP_API mcp_status mcp_server_remove_resource(mcp_server *srv, const char *uri_or_template);
+
+/**
+ * Tells subscribers that a resource changed (legacy resources/subscribe and
+ * 2026-07-28 subscriptions/listen with resourceSubscriptions).
+ * @return MCP_OK. Thread-safety: safe from any thread.
+ */
+MCP_API mcp_status mcp_server_resource_updated(mcp_server *srv, const char *uri);
+
+/** Adds a text content item ({uri, mimeType, text}) to a read. */
+MCP_API mcp_status mcp_read_text(mcp_read *rd, const char *uri, const char *mime_type, const char *text);
+/** Adds a binary content item ({uri, mimeType, blob}) to a read. */
+MCP_API mcp_status mcp_read_blob(mcp_read *rd, const char *uri, const char *mime_type, const void *bytes,
+                                 size_t n);
+
+/* ---- prompts -------------------------------------------------------------- */
+
+typedef struct mcp_prompt mcp_prompt; /* a prompts/get being answered */
+
+/* One declared prompt argument. */
+typedef struct mcp_prompt_arg {
+    const char *name;        /* required */
+    const char *title;       /* or NULL */
+    const char *description; /* or NULL */
+    int required;            /* nonzero: prompts/get without it is -32602 */
+} mcp_prompt_arg;
+
+/**
+ * Builds a prompt's messages. `args` is the arguments object (strings),
+ * required ones guaranteed present. Return MCP_OK, or MCP_ERR_INVALID_ARG
+ * with mcp_prompt_invalid() to reject an argument value (-32602).
+ */
+typedef mcp_status (*mcp_prompt_fn)(mcp_prompt *p, const mcp_json *args, void *user_data);
+
+typedef struct mcp_prompt_def {
+    const char *name;              /* required */
+    const char *title;             /* or NULL */
+    const char *description;       /* or NULL */
+    const mcp_prompt_arg *args;    /* declared arguments (copied) */
+    size_t nargs;                  /* how many */
+    const char *icons;             /* JSON array, or NULL */
+    const char *meta;              /* JSON object, or NULL */
+    mcp_prompt_fn handler;         /* required */
+    mcp_complete_fn complete;      /* argument completion, or NULL */
+    void *user_data;               /* passed to handler and complete */
+    void (*user_data_free)(void *user_data); /* called once when the prompt is gone */
+} mcp_prompt_def;
+
+/**
+ * Registers a prompt. Statuses as mcp_server_add_resource().
+ * Thread-safety: safe, also while serving; clients get list_changed.
+ */
+MCP_API mcp_status mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def, mcp_error *err);
+
+/** Removes a prompt. MCP_OK or MCP_ERR_NOT_FOUND. */
+MCP_API mcp_status mcp_server_remove_prompt(mcp_server *srv, const char *name);
+
+/* Message roles. */
+typedef enum mcp_role { MCP_ROLE_USER = 0, MCP_ROLE_ASSISTANT } mcp_role;
+
+/** Sets the result's description. */
+MCP_API mcp_status mcp_prompt_description(mcp_prompt *p, const char *description);
+/** Adds a message with a text block. */
+MCP_API mcp_status mcp_prompt_text(mcp_prompt *p, mcp_role role, const char *text);
+/** Adds a message with an image block (bytes base64-encoded). */
+MCP_API mcp_status mcp_prompt_image(mcp_prompt *p, mcp_role role, const void *bytes, size_t n,
+                                    const char *mime_type);
+/** Adds a message with an audio block (bytes base64-encoded). */
+MCP_API mcp_status mcp_prompt_audio(mcp_prompt *p, mcp_role role, const void *bytes, size_t n,
+                                    const char *mime_type);
+/** Adds a message with an embedded text resource. */
+MCP_API mcp_status mcp_prompt_resource_text(mcp_prompt *p, mcp_role role, const char *uri,
+                                            const char *mime_type, const char *text);
+/**
+ * Rejects the request with -32602 and this message (return
+ * MCP_ERR_INVALID_ARG from the handler after calling it).
+ */
+MCP_API mcp_status mcp_prompt_invalid(mcp_prompt *p, const char *message);
+
+/* ---- completion ----------------------------------------------------------- */
+
+/** Adds one completion candidate (at most 100 are sent; the rest counts toward total). */
+MCP_API mcp_status mcp_completion_add(mcp_completion *cmp, const char *value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,7 +18,8 @@ static void test_status(void)
     T_EQ_INT(MCP_ERR_INVALID_MSG, -5);
     T_EQ_INT(MCP_ERR_INVALID, -20);
     /* Every status from 0 down to the last has a distinct name. */
-    for (int i = 0; i >= MCP_ERR_INVALID; i--)
+    T_EQ_INT(MCP_ERR_INPUT_REQUIRED, -21);
+    for (int i = 0; i >= MCP_ERR_INPUT_REQUIRED; i--)
         T_TRUE(strcmp(mcp_status_name((mcp_status)i), "MCP_ERR_UNKNOWN") != 0);
 }
 

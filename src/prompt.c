@@ -1,0 +1,494 @@
+/*
+ * Prompts (registry, prompts/list, prompts/get and the message builder)
+ * and completion/complete for prompt arguments and template variables.
+ */
+#include "internal.h"
+#include "server_internal.h"
+
+#include <string.h>
+
+typedef struct mcp__prompt {
+    mcp__entry e;               /* key = name */
+    char *title;                /* or NULL */
+    char *description;          /* or NULL */
+    mcp_prompt_arg *args;       /* declared arguments (strings owned) */
+    size_t nargs;               /* how many */
+    mcp_json_doc *icons_doc;    /* or NULL */
+    mcp_json_doc *meta_doc;     /* or NULL */
+    mcp_prompt_fn handler;      /* builds the messages */
+    mcp_complete_fn complete;   /* argument completion, or NULL */
+    void *user_data;            /* for handler and complete */
+    void (*user_data_free)(void *); /* its destructor */
+} mcp__prompt;
+
+struct mcp_prompt {
+    mcp_jw w;               /* writes message objects into `msgs` */
+    mcp_buf msgs;           /* "[" + messages */
+    unsigned count;         /* messages so far */
+    char *description;      /* set by mcp_prompt_description, or NULL */
+    char invalid[256];      /* message for -32602 set by mcp_prompt_invalid */
+};
+
+struct mcp_completion {
+    mcp_jw *w;              /* writes candidate strings into the values array */
+    unsigned sent;          /* candidates written (at most 100) */
+    unsigned total;         /* candidates offered */
+};
+
+static char *dup_opt(const char *s)
+{
+    return s ? mcp__strndup(s, strlen(s)) : NULL;
+}
+
+static void prompt_destroy(mcp__entry *e)
+{
+    mcp__prompt *p = (mcp__prompt *)e;
+    if (p->user_data_free)
+        p->user_data_free(p->user_data);
+    for (size_t i = 0; i < p->nargs; i++) {
+        mcp_free((char *)p->args[i].name);
+        mcp_free((char *)p->args[i].title);
+        mcp_free((char *)p->args[i].description);
+    }
+    mcp_free(p->args);
+    mcp_free(p->e.key);
+    mcp_free(p->title);
+    mcp_free(p->description);
+    mcp_json_doc_free(p->icons_doc);
+    mcp_json_doc_free(p->meta_doc);
+    mcp_free(p);
+}
+
+mcp_status mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def, mcp_error *err)
+{
+    mcp_status st;
+    if (!srv || !def) {
+        if (def && def->user_data_free)
+            def->user_data_free(def->user_data);
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "server and prompt definition are required");
+    }
+    mcp__prompt *p = mcp__calloc(1, sizeof *p);
+    if (!p) {
+        if (def->user_data_free)
+            def->user_data_free(def->user_data);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    atomic_init(&p->e.refs, 1);
+    p->e.destroy = prompt_destroy;
+    p->handler = def->handler;
+    p->complete = def->complete;
+    p->user_data = def->user_data;
+    p->user_data_free = def->user_data_free;
+    if (!def->name || !*def->name || !def->handler || (def->nargs && !def->args)) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a prompt needs a name and a handler");
+        goto fail;
+    }
+    p->e.key_len = strlen(def->name);
+    p->e.key = mcp__strndup(def->name, p->e.key_len);
+    p->title = dup_opt(def->title);
+    p->description = dup_opt(def->description);
+    if (!p->e.key || (def->title && !p->title) || (def->description && !p->description)) {
+        st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
+    if (def->nargs) {
+        p->args = mcp__calloc(def->nargs, sizeof *p->args);
+        if (!p->args) {
+            st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+            goto fail;
+        }
+        p->nargs = def->nargs;
+        for (size_t i = 0; i < def->nargs; i++) {
+            if (!def->args[i].name) {
+                st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "prompt %s: argument %zu has no name", def->name, i);
+                goto fail;
+            }
+            p->args[i].name = dup_opt(def->args[i].name);
+            p->args[i].title = dup_opt(def->args[i].title);
+            p->args[i].description = dup_opt(def->args[i].description);
+            p->args[i].required = def->args[i].required;
+            if (!p->args[i].name || (def->args[i].title && !p->args[i].title) ||
+                (def->args[i].description && !p->args[i].description)) {
+                st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+                goto fail;
+            }
+        }
+    }
+    if ((st = mcp__parse_opt_json(def->icons, MCP_JSON_ARRAY, "icons", &p->icons_doc, err)) ||
+        (st = mcp__parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &p->meta_doc, err)))
+        goto fail;
+    pthread_rwlock_wrlock(&srv->reg_lock);
+    st = mcp__reg_add_locked(srv, &srv->prompts, &p->e);
+    if (!st) {
+        srv->has_prompts = 1;
+        if (p->complete)
+            srv->has_completions = 1;
+    }
+    pthread_rwlock_unlock(&srv->reg_lock);
+    if (st) {
+        mcp__fail(err, st, 0, 0, st == MCP_ERR_EXISTS ? "a prompt named %s is already registered" : "out of memory (%s)",
+                  def->name);
+        goto fail;
+    }
+    mcp__server_notify_all(srv, "notifications/prompts/list_changed");
+    return MCP_OK;
+fail:
+    prompt_destroy(&p->e);
+    return st;
+}
+
+mcp_status mcp_server_remove_prompt(mcp_server *srv, const char *name)
+{
+    if (!srv || !name)
+        return MCP_ERR_INVALID_ARG;
+    pthread_rwlock_wrlock(&srv->reg_lock);
+    mcp__entry *e = mcp__reg_remove_locked(&srv->prompts, name, strlen(name));
+    pthread_rwlock_unlock(&srv->reg_lock);
+    if (!e)
+        return MCP_ERR_NOT_FOUND;
+    mcp__entry_release(e);
+    mcp__server_notify_all(srv, "notifications/prompts/list_changed");
+    return MCP_OK;
+}
+
+static void write_prompt(mcp_jw *w, const mcp__entry *e, const char *version)
+{
+    const mcp__prompt *p = (const mcp__prompt *)e;
+    int v0618 = mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18);
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "name");
+    mcp_jw_stringn(w, p->e.key, p->e.key_len);
+    if (p->title && v0618) {
+        mcp_jw_key(w, "title");
+        mcp_jw_string(w, p->title);
+    }
+    if (p->description) {
+        mcp_jw_key(w, "description");
+        mcp_jw_string(w, p->description);
+    }
+    if (p->nargs) {
+        mcp_jw_key(w, "arguments");
+        mcp_jw_array_begin(w);
+        for (size_t i = 0; i < p->nargs; i++) {
+            mcp_jw_object_begin(w);
+            mcp_jw_key(w, "name");
+            mcp_jw_string(w, p->args[i].name);
+            if (p->args[i].title && v0618) {
+                mcp_jw_key(w, "title");
+                mcp_jw_string(w, p->args[i].title);
+            }
+            if (p->args[i].description) {
+                mcp_jw_key(w, "description");
+                mcp_jw_string(w, p->args[i].description);
+            }
+            if (p->args[i].required) {
+                mcp_jw_key(w, "required");
+                mcp_jw_bool(w, 1);
+            }
+            mcp_jw_object_end(w);
+        }
+        mcp_jw_array_end(w);
+    }
+    if (p->icons_doc && mcp__version_at_least(version, MCP_PROTOCOL_2025_11_25)) {
+        mcp_jw_key(w, "icons");
+        mcp_jw_value(w, mcp_json_doc_root(p->icons_doc));
+    }
+    if (p->meta_doc && v0618) {
+        mcp_jw_key(w, "_meta");
+        mcp_jw_value(w, mcp_json_doc_root(p->meta_doc));
+    }
+    mcp_jw_object_end(w);
+}
+
+void mcp__m_prompts_list(mcp__req *r)
+{
+    const mcp_json *cursor = mcp_json_get(r->msg->params, "cursor");
+    size_t clen = 0;
+    const char *cs = NULL;
+    if (cursor && !(cs = mcp_json_str(cursor, &clen))) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"cursor\" must be a string");
+        return;
+    }
+    mcp__result_begin(r);
+    if (mcp__server_write_page(r->c->srv, &r->c->srv->prompts, &r->w, "prompts", cs, clen, r->version,
+                               write_prompt) == MCP_ERR_INVALID_ARG) {
+        mcp_buf_cleanup(&r->buf);
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown or expired cursor");
+        return;
+    }
+    if (r->modern)
+        mcp__write_caching(r);
+    mcp__result_end(r);
+}
+
+/* -32602 with `prefix` + a peer-supplied name, cut to 200 bytes; the cut may
+ * split UTF-8, so fall back to the bare prefix when it did. */
+static void reply_named(mcp__req *r, const char *prefix, const char *what, size_t len)
+{
+    char text[400];
+    snprintf(text, sizeof text, "%s%.*s", prefix, (int)(len > 200 ? 200 : len), what);
+    mcp_buf q;
+    mcp_buf_init(&q, 0);
+    int ok = mcp_json_quote(&q, text, strlen(text)) == MCP_OK;
+    mcp_buf_cleanup(&q);
+    mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, ok ? text : prefix);
+}
+
+void mcp__m_prompts_get(mcp__req *r)
+{
+    size_t nlen;
+    const char *name = mcp_json_str(mcp_json_get(r->msg->params, "name"), &nlen);
+    const mcp_json *args = mcp_json_get(r->msg->params, "arguments");
+    if (!name) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: prompts/get needs a string \"name\"");
+        return;
+    }
+    if (args && mcp_json_typeof(args) != MCP_JSON_OBJECT) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object of strings");
+        return;
+    }
+    mcp__entry *e = mcp__server_find(r->c->srv, &r->c->srv->prompts, name, nlen);
+    if (!e) {
+        reply_named(r, "Unknown prompt: ", name, nlen);
+        return;
+    }
+    mcp__prompt *p = (mcp__prompt *)e;
+    /* Every value a string; every required argument present. */
+    for (size_t i = 0; i < mcp_json_len(args); i++) {
+        if (mcp_json_typeof(mcp_json_value_at(args, i)) != MCP_JSON_STRING) {
+            size_t kl;
+            const char *k = mcp_json_key_at(args, i, &kl);
+            reply_named(r, "Invalid params: this argument must be a string: ", k, kl);
+            mcp__entry_release(e);
+            return;
+        }
+    }
+    for (size_t i = 0; i < p->nargs; i++) {
+        if (p->args[i].required && !mcp_json_get(args, p->args[i].name)) {
+            reply_named(r, "Invalid params: missing required argument ", p->args[i].name, strlen(p->args[i].name));
+            mcp__entry_release(e);
+            return;
+        }
+    }
+    mcp_prompt pr;
+    memset(&pr, 0, sizeof pr);
+    mcp_buf_init(&pr.msgs, r->c->srv->opts.max_message);
+    mcp_jw_init(&pr.w, &pr.msgs);
+    mcp_jw_array_begin(&pr.w);
+    mcp_status st = p->handler(&pr, args ? args : mcp__empty_object(), p->user_data);
+    mcp__entry_release(e);
+    if (st == MCP_ERR_INVALID_ARG && pr.invalid[0]) {
+        reply_named(r, "Invalid params: ", pr.invalid, strlen(pr.invalid));
+    } else if (st || (mcp_jw_array_end(&pr.w), mcp_jw_finish(&pr.w))) {
+        mcp__server_diag(r->c->srv, MCP_LOG_ERROR, "prompt %.*s failed: %s", (int)nlen, name,
+                         mcp_status_str(st ? st : mcp_jw_status(&pr.w)));
+        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: the prompt could not be built");
+    } else {
+        mcp__result_begin(r);
+        if (pr.description) {
+            mcp_jw_key(&r->w, "description");
+            mcp_jw_string(&r->w, pr.description);
+        }
+        mcp_jw_key(&r->w, "messages");
+        mcp_jw_raw(&r->w, pr.msgs.data, pr.msgs.len);
+        mcp__result_end(r);
+    }
+    mcp_buf_cleanup(&pr.msgs);
+    mcp_free(pr.description);
+}
+
+/* ---- the message builder ----------------------------------------------- */
+
+static void msg_begin(mcp_prompt *p, mcp_role role, const char *type)
+{
+    mcp_jw *w = &p->w;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "role");
+    mcp_jw_string(w, role == MCP_ROLE_ASSISTANT ? "assistant" : "user");
+    mcp_jw_key(w, "content");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "type");
+    mcp_jw_string(w, type);
+}
+
+static mcp_status msg_end(mcp_prompt *p, size_t len, const mcp_jw *saved)
+{
+    mcp_jw_object_end(&p->w);
+    mcp_jw_object_end(&p->w);
+    mcp_status st = mcp_jw_status(&p->w);
+    if (st) {
+        p->msgs.len = len;
+        if (p->msgs.data)
+            p->msgs.data[len] = '\0';
+        p->w = *saved;
+        return st;
+    }
+    p->count++;
+    return MCP_OK;
+}
+
+mcp_status mcp_prompt_description(mcp_prompt *p, const char *description)
+{
+    if (!p || !description)
+        return MCP_ERR_INVALID_ARG;
+    char *d = mcp__strndup(description, strlen(description));
+    if (!d)
+        return MCP_ERR_NOMEM;
+    mcp_free(p->description);
+    p->description = d;
+    return MCP_OK;
+}
+
+mcp_status mcp_prompt_text(mcp_prompt *p, mcp_role role, const char *text)
+{
+    if (!p || !text)
+        return MCP_ERR_INVALID_ARG;
+    size_t len = p->msgs.len;
+    mcp_jw saved = p->w;
+    msg_begin(p, role, "text");
+    mcp_jw_key(&p->w, "text");
+    mcp_jw_string(&p->w, text);
+    return msg_end(p, len, &saved);
+}
+
+static mcp_status binary_msg(mcp_prompt *p, mcp_role role, const char *type, const void *bytes, size_t n,
+                             const char *mime)
+{
+    if (!p || (!bytes && n) || !mime)
+        return MCP_ERR_INVALID_ARG;
+    size_t len = p->msgs.len;
+    mcp_jw saved = p->w;
+    msg_begin(p, role, type);
+    mcp_jw_key(&p->w, "data");
+    mcp_jw_base64(&p->w, bytes ? bytes : "", n);
+    mcp_jw_key(&p->w, "mimeType");
+    mcp_jw_string(&p->w, mime);
+    return msg_end(p, len, &saved);
+}
+
+mcp_status mcp_prompt_image(mcp_prompt *p, mcp_role role, const void *bytes, size_t n, const char *mime_type)
+{
+    return binary_msg(p, role, "image", bytes, n, mime_type);
+}
+
+mcp_status mcp_prompt_audio(mcp_prompt *p, mcp_role role, const void *bytes, size_t n, const char *mime_type)
+{
+    return binary_msg(p, role, "audio", bytes, n, mime_type);
+}
+
+mcp_status mcp_prompt_resource_text(mcp_prompt *p, mcp_role role, const char *uri, const char *mime_type,
+                                    const char *text)
+{
+    if (!p || !uri || !text)
+        return MCP_ERR_INVALID_ARG;
+    size_t len = p->msgs.len;
+    mcp_jw saved = p->w;
+    msg_begin(p, role, "resource");
+    mcp_jw_key(&p->w, "resource");
+    mcp_jw_object_begin(&p->w);
+    mcp_jw_key(&p->w, "uri");
+    mcp_jw_string(&p->w, uri);
+    if (mime_type) {
+        mcp_jw_key(&p->w, "mimeType");
+        mcp_jw_string(&p->w, mime_type);
+    }
+    mcp_jw_key(&p->w, "text");
+    mcp_jw_string(&p->w, text);
+    mcp_jw_object_end(&p->w);
+    return msg_end(p, len, &saved);
+}
+
+mcp_status mcp_prompt_invalid(mcp_prompt *p, const char *message)
+{
+    if (!p || !message)
+        return MCP_ERR_INVALID_ARG;
+    snprintf(p->invalid, sizeof p->invalid, "%s", message);
+    return MCP_OK;
+}
+
+/* ---- completion/complete ------------------------------------------------- */
+
+#define MAX_COMPLETIONS 100
+
+mcp_status mcp_completion_add(mcp_completion *cmp, const char *value)
+{
+    if (!cmp || !value)
+        return MCP_ERR_INVALID_ARG;
+    cmp->total++;
+    if (cmp->sent >= MAX_COMPLETIONS)
+        return MCP_OK;
+    mcp_jw saved = *cmp->w;
+    size_t len = cmp->w->buf->len;
+    mcp_status st = mcp_jw_string(cmp->w, value);
+    if (st) {
+        cmp->w->buf->len = len;
+        cmp->w->buf->data[len] = '\0';
+        *cmp->w = saved;
+        cmp->total--;
+        return st;
+    }
+    cmp->sent++;
+    return MCP_OK;
+}
+
+void mcp__m_complete(mcp__req *r)
+{
+    mcp_server *srv = r->c->srv;
+    const mcp_json *p = r->msg->params;
+    const mcp_json *ref = mcp_json_get(p, "ref");
+    const mcp_json *argument = mcp_json_get(p, "argument");
+    const char *arg = mcp_json_str(mcp_json_get(argument, "name"), NULL);
+    const char *value = mcp_json_str(mcp_json_get(argument, "value"), NULL);
+    const mcp_json *context = mcp_json_get(mcp_json_get(p, "context"), "arguments");
+    const char *type = mcp_json_str(mcp_json_get(ref, "type"), NULL);
+    if (!type || !arg || !value) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS,
+                         "Invalid params: completion/complete needs ref.type, argument.name and argument.value");
+        return;
+    }
+    if (context && mcp_json_typeof(context) != MCP_JSON_OBJECT)
+        context = NULL;
+    mcp__result_begin(r);
+    mcp_jw_key(&r->w, "completion");
+    mcp_jw_object_begin(&r->w);
+    mcp_jw_key(&r->w, "values");
+    mcp_jw_array_begin(&r->w);
+    mcp_completion cmp = {&r->w, 0, 0};
+    mcp_status st;
+    if (!strcmp(type, "ref/prompt")) {
+        size_t nlen;
+        const char *name = mcp_json_str(mcp_json_get(ref, "name"), &nlen);
+        mcp__entry *e = name ? mcp__server_find(srv, &srv->prompts, name, nlen) : NULL;
+        if (!e) {
+            st = MCP_ERR_NOT_FOUND;
+        } else {
+            mcp__prompt *pr = (mcp__prompt *)e;
+            int declared = 0;
+            for (size_t i = 0; i < pr->nargs; i++)
+                declared |= !strcmp(pr->args[i].name, arg);
+            st = !declared ? MCP_ERR_NOT_FOUND
+                           : pr->complete ? pr->complete(&cmp, arg, value, context, pr->user_data) : MCP_OK;
+            mcp__entry_release(e);
+        }
+    } else if (!strcmp(type, "ref/resource")) {
+        size_t ulen;
+        const char *uri = mcp_json_str(mcp_json_get(ref, "uri"), &ulen);
+        st = uri ? mcp__complete_resource(srv, uri, ulen, &cmp, arg, value, context) : MCP_ERR_NOT_FOUND;
+    } else {
+        st = MCP_ERR_NOT_FOUND;
+    }
+    if (st) {
+        mcp_buf_cleanup(&r->buf);
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS,
+                         st == MCP_ERR_NOT_FOUND ? "Invalid params: unknown completion reference or argument"
+                                                 : "Invalid params: completion failed");
+        return;
+    }
+    mcp_jw_array_end(&r->w);
+    mcp_jw_key(&r->w, "total");
+    mcp_jw_int(&r->w, cmp.total);
+    mcp_jw_key(&r->w, "hasMore");
+    mcp_jw_bool(&r->w, cmp.total > cmp.sent);
+    mcp_jw_object_end(&r->w);
+    mcp__result_end(r);
+}

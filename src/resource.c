@@ -1,0 +1,519 @@
+/*
+ * Resources: the registry of resources (exact URIs) and resource templates
+ * (RFC 6570), the resources methods, legacy subscriptions, and the
+ * builder handlers use to answer a read.
+ */
+#include "internal.h"
+#include "server_internal.h"
+#include "uritemplate.h"
+
+#include <string.h>
+
+typedef struct mcp__resource {
+    mcp__entry e;               /* key = uri or uri_template */
+    int is_template;            /* key is a template */
+    mcp__uritemplate tpl;       /* parsed template (borrows e.key) */
+    char *name;                 /* required */
+    char *title;                /* or NULL */
+    char *description;          /* or NULL */
+    char *mime_type;            /* or NULL */
+    int64_t size;               /* or -1 */
+    mcp_json_doc *icons_doc;    /* or NULL */
+    mcp_json_doc *meta_doc;     /* or NULL */
+    char *text;                 /* static text content, or NULL */
+    unsigned char *blob;        /* static binary content, or NULL */
+    size_t blob_len;            /* its length */
+    mcp_resource_fn handler;    /* dynamic content, or NULL */
+    mcp_complete_fn complete;   /* template variable completion, or NULL */
+    void *user_data;            /* for handler and complete */
+    void (*user_data_free)(void *); /* its destructor */
+    unsigned flags;             /* MCP_RESOURCE_* */
+} mcp__resource;
+
+struct mcp_read {
+    mcp_jw w;         /* writes the "contents" array items */
+    mcp_buf *buf;     /* the response buffer */
+    unsigned items;   /* content items added */
+    const char *version; /* the request's protocol version */
+};
+
+static char *dup_opt(const char *s)
+{
+    return s ? mcp__strndup(s, strlen(s)) : NULL;
+}
+
+static void resource_destroy(mcp__entry *e)
+{
+    mcp__resource *r = (mcp__resource *)e;
+    if (r->user_data_free)
+        r->user_data_free(r->user_data);
+    mcp_free(r->e.key);
+    mcp_free(r->name);
+    mcp_free(r->title);
+    mcp_free(r->description);
+    mcp_free(r->mime_type);
+    mcp_json_doc_free(r->icons_doc);
+    mcp_json_doc_free(r->meta_doc);
+    mcp_free(r->text);
+    mcp_free(r->blob);
+    mcp_free(r);
+}
+
+mcp_status mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def, mcp_error *err)
+{
+    mcp_status st;
+    if (!srv || !def) {
+        if (def && def->user_data_free)
+            def->user_data_free(def->user_data);
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "server and resource definition are required");
+    }
+    mcp__resource *r = mcp__calloc(1, sizeof *r);
+    if (!r) {
+        if (def->user_data_free)
+            def->user_data_free(def->user_data);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    atomic_init(&r->e.refs, 1);
+    r->e.destroy = resource_destroy;
+    r->user_data = def->user_data;
+    r->user_data_free = def->user_data_free;
+    r->handler = def->handler;
+    r->complete = def->complete;
+    r->flags = def->flags;
+    r->size = def->size;
+    const char *key = def->uri ? def->uri : def->uri_template;
+    if (!def->name || !key || (def->uri && def->uri_template) || !*key) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a resource needs a name and exactly one of uri and uri_template");
+        goto fail;
+    }
+    r->is_template = def->uri_template != NULL;
+    if (r->is_template && (def->text || def->blob || !def->handler)) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "resource template %s needs a handler and no static content", key);
+        goto fail;
+    }
+    if (!r->is_template && !def->handler && !def->text && !def->blob) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "resource %s needs text, a blob or a handler", key);
+        goto fail;
+    }
+    r->e.key_len = strlen(key);
+    r->e.key = mcp__strndup(key, r->e.key_len);
+    r->name = dup_opt(def->name);
+    r->title = dup_opt(def->title);
+    r->description = dup_opt(def->description);
+    r->mime_type = dup_opt(def->mime_type);
+    r->text = dup_opt(def->text);
+    if (def->blob) {
+        r->blob = mcp_malloc(def->blob_len ? def->blob_len : 1);
+        if (r->blob && def->blob_len)
+            memcpy(r->blob, def->blob, def->blob_len);
+        r->blob_len = def->blob_len;
+    }
+    if (!r->e.key || !r->name || (def->title && !r->title) || (def->description && !r->description) ||
+        (def->mime_type && !r->mime_type) || (def->text && !r->text) || (def->blob && !r->blob)) {
+        st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
+    if (r->is_template && (st = mcp__uritemplate_parse(r->e.key, &r->tpl))) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "%s is not a valid URI template", key);
+        goto fail;
+    }
+    if ((st = mcp__parse_opt_json(def->icons, MCP_JSON_ARRAY, "icons", &r->icons_doc, err)) ||
+        (st = mcp__parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &r->meta_doc, err)))
+        goto fail;
+    pthread_rwlock_wrlock(&srv->reg_lock);
+    st = mcp__reg_add_locked(srv, r->is_template ? &srv->templates : &srv->resources, &r->e);
+    if (!st) {
+        srv->has_resources = 1;
+        if (r->complete)
+            srv->has_completions = 1;
+    }
+    pthread_rwlock_unlock(&srv->reg_lock);
+    if (st) {
+        mcp__fail(err, st, 0, 0, st == MCP_ERR_EXISTS ? "resource %s is already registered" : "out of memory (%s)",
+                  key);
+        goto fail;
+    }
+    mcp__server_notify_all(srv, "notifications/resources/list_changed");
+    return MCP_OK;
+fail:
+    resource_destroy(&r->e);
+    return st;
+}
+
+mcp_status mcp_server_remove_resource(mcp_server *srv, const char *key)
+{
+    if (!srv || !key)
+        return MCP_ERR_INVALID_ARG;
+    size_t n = strlen(key);
+    pthread_rwlock_wrlock(&srv->reg_lock);
+    mcp__entry *e = mcp__reg_remove_locked(&srv->resources, key, n);
+    if (!e)
+        e = mcp__reg_remove_locked(&srv->templates, key, n);
+    pthread_rwlock_unlock(&srv->reg_lock);
+    if (!e)
+        return MCP_ERR_NOT_FOUND;
+    mcp__entry_release(e);
+    mcp__server_notify_all(srv, "notifications/resources/list_changed");
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Listing                                                                   */
+
+static void write_common(mcp_jw *w, const mcp__resource *r, const char *version)
+{
+    mcp_jw_key(w, "name");
+    mcp_jw_string(w, r->name);
+    if (r->title && mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18)) {
+        mcp_jw_key(w, "title");
+        mcp_jw_string(w, r->title);
+    }
+    if (r->description) {
+        mcp_jw_key(w, "description");
+        mcp_jw_string(w, r->description);
+    }
+    if (r->mime_type) {
+        mcp_jw_key(w, "mimeType");
+        mcp_jw_string(w, r->mime_type);
+    }
+    if (r->icons_doc && mcp__version_at_least(version, MCP_PROTOCOL_2025_11_25)) {
+        mcp_jw_key(w, "icons");
+        mcp_jw_value(w, mcp_json_doc_root(r->icons_doc));
+    }
+    if (r->meta_doc && mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18)) {
+        mcp_jw_key(w, "_meta");
+        mcp_jw_value(w, mcp_json_doc_root(r->meta_doc));
+    }
+}
+
+static void write_resource(mcp_jw *w, const mcp__entry *e, const char *version)
+{
+    const mcp__resource *r = (const mcp__resource *)e;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "uri");
+    mcp_jw_stringn(w, r->e.key, r->e.key_len);
+    write_common(w, r, version);
+    int64_t size = r->size >= 0 ? r->size : r->text ? (int64_t)strlen(r->text) : r->blob ? (int64_t)r->blob_len : -1;
+    if (size >= 0) {
+        mcp_jw_key(w, "size");
+        mcp_jw_int(w, size);
+    }
+    mcp_jw_object_end(w);
+}
+
+static void write_template(mcp_jw *w, const mcp__entry *e, const char *version)
+{
+    const mcp__resource *r = (const mcp__resource *)e;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "uriTemplate");
+    mcp_jw_stringn(w, r->e.key, r->e.key_len);
+    write_common(w, r, version);
+    mcp_jw_object_end(w);
+}
+
+static void list_kind(mcp__req *r, mcp__registry *reg, const char *key, mcp__write_item_fn fn)
+{
+    const mcp_json *cursor = mcp_json_get(r->msg->params, "cursor");
+    size_t clen = 0;
+    const char *cs = NULL;
+    if (cursor && !(cs = mcp_json_str(cursor, &clen))) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"cursor\" must be a string");
+        return;
+    }
+    mcp__result_begin(r);
+    if (mcp__server_write_page(r->c->srv, reg, &r->w, key, cs, clen, r->version, fn) == MCP_ERR_INVALID_ARG) {
+        mcp_buf_cleanup(&r->buf);
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown or expired cursor");
+        return;
+    }
+    if (r->modern)
+        mcp__write_caching(r);
+    mcp__result_end(r);
+}
+
+void mcp__m_resources_list(mcp__req *r)
+{
+    list_kind(r, &r->c->srv->resources, "resources", write_resource);
+}
+
+void mcp__m_templates_list(mcp__req *r)
+{
+    list_kind(r, &r->c->srv->templates, "resourceTemplates", write_template);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+
+static int hexv(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c |= 0x20;
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Writes a variable's value, percent-decoded when that gives UTF-8. */
+static void write_var_value(mcp_jw *w, const char *v, size_t n)
+{
+    char small[512];
+    char *out = n < sizeof small ? small : mcp_malloc(n + 1);
+    size_t o = 0;
+    int ok = out != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        if (v[i] == '%' && i + 2 < n) {
+            int hi = hexv(v[i + 1]), lo = hexv(v[i + 2]);
+            if (hi >= 0 && lo >= 0) {
+                out[o++] = (char)(hi * 16 + lo);
+                i += 2;
+                continue;
+            }
+        }
+        out[o++] = v[i];
+    }
+    mcp_buf tmp;
+    mcp_buf_init(&tmp, 0);
+    if (!ok || mcp_json_quote(&tmp, out, o) != MCP_OK)
+        mcp_jw_stringn(w, v, n); /* not UTF-8 once decoded: keep it raw */
+    else
+        mcp_jw_raw(w, tmp.data, tmp.len);
+    mcp_buf_cleanup(&tmp);
+    if (out && out != small)
+        mcp_free(out);
+}
+
+/* Finds the resource for `uri`: exact first, then templates in order (+1 ref). */
+static mcp__resource *resolve(mcp_server *srv, const char *uri, size_t len, mcp__urivars *vars)
+{
+    mcp__entry *e = mcp__server_find(srv, &srv->resources, uri, len);
+    if (e) {
+        vars->n = 0;
+        return (mcp__resource *)e;
+    }
+    pthread_rwlock_rdlock(&srv->reg_lock);
+    mcp__resource *found = NULL;
+    for (size_t i = 0; i < srv->templates.n && !found; i++) {
+        mcp__resource *t = (mcp__resource *)srv->templates.items[i];
+        if (!t->e.hidden && mcp__uritemplate_match(&t->tpl, uri, len, vars)) {
+            atomic_fetch_add(&t->e.refs, 1);
+            found = t;
+        }
+    }
+    pthread_rwlock_unlock(&srv->reg_lock);
+    return found;
+}
+
+static void not_found(mcp__req *r, const char *uri, size_t len)
+{
+    /* SEP-2164: 2026-07-28 uses -32602; earlier versions -32002 with data.uri. */
+    mcp_buf msg;
+    mcp_buf_init(&msg, 0);
+    mcp_buf_append(&msg, "Resource not found: ", 20);
+    mcp_buf_append(&msg, uri, len > 300 ? 300 : len);
+    mcp_buf q;
+    mcp_buf_init(&q, 0);
+    const char *text = mcp_json_quote(&q, msg.data, msg.len) == MCP_OK ? msg.data : "Resource not found";
+    mcp_buf_cleanup(&q);
+    mcp_buf_init(&r->buf, 0);
+    mcp_jw_init(&r->w, &r->buf);
+    mcp_rpc_begin_error(&r->w, &r->msg->id, r->modern ? MCP_RPC_INVALID_PARAMS : MCP_RPC_RESOURCE_NOT_FOUND, text);
+    mcp_jw_key(&r->w, "data");
+    mcp_jw_object_begin(&r->w);
+    mcp_jw_key(&r->w, "uri");
+    mcp_jw_stringn(&r->w, uri, len);
+    mcp_jw_object_end(&r->w);
+    mcp_rpc_end_error(&r->w);
+    mcp__send_reply(r);
+    mcp_buf_cleanup(&msg);
+}
+
+void mcp__m_resources_read(mcp__req *r)
+{
+    mcp_server *srv = r->c->srv;
+    size_t len;
+    const char *uri = mcp_json_str(mcp_json_get(r->msg->params, "uri"), &len);
+    if (!uri) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: resources/read needs a string \"uri\"");
+        return;
+    }
+    mcp__urivars vars;
+    mcp__resource *res = resolve(srv, uri, len, &vars);
+    if (!res) {
+        not_found(r, uri, len);
+        return;
+    }
+    /* The variables as a JSON object for the handler. */
+    mcp_json_doc *vdoc = NULL;
+    if (res->is_template) {
+        mcp_buf vb;
+        mcp_buf_init(&vb, 0);
+        mcp_jw vw;
+        mcp_jw_init(&vw, &vb);
+        mcp_jw_object_begin(&vw);
+        for (size_t i = 0; i < vars.n; i++) {
+            mcp_jw_keyn(&vw, vars.v[i].name, vars.v[i].name_len);
+            write_var_value(&vw, vars.v[i].value, vars.v[i].value_len);
+        }
+        mcp_jw_object_end(&vw);
+        if (mcp_jw_finish(&vw) != MCP_OK || mcp_json_parse(&vdoc, vb.data, vb.len, NULL, NULL) != MCP_OK) {
+            mcp_buf_cleanup(&vb);
+            mcp__entry_release(&res->e);
+            mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+            return;
+        }
+        mcp_buf_cleanup(&vb);
+    }
+    mcp__result_begin(r);
+    mcp_jw_key(&r->w, "contents");
+    mcp_jw_array_begin(&r->w);
+    mcp_read rd;
+    rd.w = r->w;
+    rd.buf = &r->buf;
+    rd.items = 0;
+    rd.version = r->version;
+    mcp_status st = MCP_OK;
+    /* The uri as a NUL-terminated string for the handler (it may contain NUL: refuse those). */
+    char *uri_z = memchr(uri, '\0', len) ? NULL : (char *)uri;
+    if (!uri_z) {
+        st = MCP_ERR_NOT_FOUND;
+    } else if (res->handler) {
+        st = res->handler(&rd, uri_z, vdoc ? mcp_json_doc_root(vdoc) : NULL, res->user_data);
+    } else if (res->text) {
+        st = mcp_read_text(&rd, uri_z, res->mime_type, res->text);
+    } else {
+        st = mcp_read_blob(&rd, uri_z, res->mime_type, res->blob, res->blob_len);
+    }
+    r->w = rd.w;
+    mcp_json_doc_free(vdoc);
+    mcp__entry_release(&res->e);
+    if (st == MCP_ERR_NOT_FOUND) {
+        mcp_buf_cleanup(&r->buf);
+        not_found(r, uri, len);
+        return;
+    }
+    if (st || mcp_jw_status(&r->w)) {
+        mcp__server_diag(srv, MCP_LOG_ERROR, "reading %.200s failed: %s", uri_z ? uri_z : "(uri with NUL)",
+                         mcp_status_str(st ? st : mcp_jw_status(&r->w)));
+        mcp_buf_cleanup(&r->buf);
+        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: the resource could not be read");
+        return;
+    }
+    mcp_jw_array_end(&r->w);
+    if (r->modern)
+        mcp__write_caching(r);
+    mcp__result_end(r);
+}
+
+static mcp_status read_item(mcp_read *rd, const char *uri, const char *mime, const char *text, const void *bytes,
+                            size_t n)
+{
+    if (!rd || !uri || (!text && !bytes && n))
+        return MCP_ERR_INVALID_ARG;
+    size_t len = rd->buf->len;
+    mcp_jw saved = rd->w;
+    mcp_jw *w = &rd->w;
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "uri");
+    mcp_jw_string(w, uri);
+    if (mime) {
+        mcp_jw_key(w, "mimeType");
+        mcp_jw_string(w, mime);
+    }
+    if (text) {
+        mcp_jw_key(w, "text");
+        mcp_jw_string(w, text);
+    } else {
+        mcp_jw_key(w, "blob");
+        mcp_jw_base64(w, bytes ? bytes : "", n);
+    }
+    mcp_jw_object_end(w);
+    mcp_status st = mcp_jw_status(w);
+    if (st) {
+        rd->buf->len = len;
+        rd->buf->data[len] = '\0';
+        rd->w = saved;
+        return st;
+    }
+    rd->items++;
+    return MCP_OK;
+}
+
+mcp_status mcp_read_text(mcp_read *rd, const char *uri, const char *mime_type, const char *text)
+{
+    if (!text)
+        return MCP_ERR_INVALID_ARG;
+    return read_item(rd, uri, mime_type, text, NULL, 0);
+}
+
+mcp_status mcp_read_blob(mcp_read *rd, const char *uri, const char *mime_type, const void *bytes, size_t n)
+{
+    return read_item(rd, uri, mime_type, NULL, bytes ? bytes : "", n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Subscriptions (legacy)                                                    */
+
+void mcp__m_resources_subscribe(mcp__req *r)
+{
+    size_t len;
+    const char *uri = mcp_json_str(mcp_json_get(r->msg->params, "uri"), &len);
+    if (!uri || memchr(uri, '\0', len)) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: resources/subscribe needs a string \"uri\"");
+        return;
+    }
+    mcp__urivars vars;
+    mcp__resource *res = resolve(r->c->srv, uri, len, &vars);
+    if (!res) {
+        not_found(r, uri, len);
+        return;
+    }
+    mcp__entry_release(&res->e);
+    mcp_status st = mcp__conn_subscribe(r->c, uri, len, 1);
+    if (st) {
+        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, st == MCP_ERR_LIMIT ? "Internal error: too many subscriptions"
+                                                                        : "Internal error: out of memory");
+        return;
+    }
+    mcp__result_begin(r);
+    mcp__result_end(r);
+}
+
+void mcp__m_resources_unsubscribe(mcp__req *r)
+{
+    size_t len;
+    const char *uri = mcp_json_str(mcp_json_get(r->msg->params, "uri"), &len);
+    if (!uri) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: resources/unsubscribe needs a string \"uri\"");
+        return;
+    }
+    mcp__conn_subscribe(r->c, uri, len, 0);
+    mcp__result_begin(r);
+    mcp__result_end(r);
+}
+
+mcp_status mcp_server_resource_updated(mcp_server *srv, const char *uri)
+{
+    if (!srv || !uri)
+        return MCP_ERR_INVALID_ARG;
+    pthread_mutex_lock(&srv->conns_mu);
+    for (mcp_conn *c = srv->conns; c; c = c->next)
+        mcp__conn_resource_updated(c, uri);
+    pthread_mutex_unlock(&srv->conns_mu);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Completion of template variables                                          */
+
+mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, size_t len, mcp_completion *cmp,
+                                  const char *arg, const char *value, const mcp_json *context)
+{
+    mcp__entry *e = mcp__server_find(srv, &srv->templates, uri_template, len);
+    if (!e)
+        e = mcp__server_find(srv, &srv->resources, uri_template, len);
+    if (!e)
+        return MCP_ERR_NOT_FOUND;
+    mcp__resource *r = (mcp__resource *)e;
+    mcp_status st = r->complete ? r->complete(cmp, arg, value, context, r->user_data) : MCP_OK;
+    mcp__entry_release(e);
+    return st;
+}
