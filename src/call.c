@@ -20,6 +20,12 @@
 
 
 
+/* What a requestState of this tool is bound to. */
+static void bound_name(char *out, size_t n, const char *tool)
+{
+    snprintf(out, n, "tools/call:%s", tool);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Answering                                                                 */
 
@@ -226,6 +232,14 @@ static void execute(mcp_call *call)
     st = t->handler(call, args, t->user_data);
     if (atomic_load(&call->finished))
         return; /* cancelled or timed out meanwhile: the result is discarded */
+    if (mcp__ask_handles(&call->ask, st)) {
+        /* Input needed (2026-07-28 round), a missing capability, or a bad answer. */
+        char bound[200];
+        bound_name(bound, sizeof bound, t->e.key);
+        if (claim(call))
+            mcp__ask_finish(call->conn, &call->msg.id, &call->ask, st, bound, call->args);
+        return;
+    }
     if (st) {
         mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s failed: %s", t->e.key, mcp_status_str(st));
         char msg[200];
@@ -312,6 +326,7 @@ void mcp__call_release(mcp_call *call)
     pthread_mutex_unlock(&c->mu);
     mcp_buf_cleanup(&call->content);
     mcp_json_doc_free(call->structured);
+    mcp__ask_cleanup(&call->ask);
     mcp_rpc_msg_cleanup(&call->msg);
     mcp__tool_release(call->tool);
     mcp_free(call);
@@ -330,8 +345,13 @@ static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char 
     mcp_buf_cleanup(&b);
 }
 
-void mcp__call_start(mcp_conn *c, mcp_rpc_msg *msg, const char *version, int modern, int log_threshold)
+void mcp__call_start(mcp__req *r)
 {
+    mcp_conn *c = r->c;
+    mcp_rpc_msg *msg = r->msg;
+    const char *version = r->version;
+    int modern = r->modern;
+    int log_threshold = r->log_threshold;
     mcp_server *srv = c->srv;
     const mcp_json *p = msg->params;
     const mcp_json *name = mcp_json_get(p, "name");
@@ -380,6 +400,16 @@ void mcp__call_start(mcp_conn *c, mcp_rpc_msg *msg, const char *version, int mod
         mcp_json_typeof(call->progress_token) != MCP_JSON_INT)
         call->progress_token = NULL;
     call->timeout_ms = t->timeout_ms ? t->timeout_ms : srv->opts.call_timeout_ms;
+    call->ask.modern = modern;
+    call->ask.caps = r->caps;
+    char bound[200];
+    bound_name(bound, sizeof bound, t->e.key);
+    if (mcp__ask_begin(r, &call->ask, bound, args)) {
+        mcp__ask_cleanup(&call->ask);
+        mcp__tool_release(t);
+        mcp_free(call);
+        return;
+    }
     mcp_buf_init(&call->content, srv->opts.max_message);
     mcp_jw_init(&call->cw, &call->content);
     mcp_jw_array_begin(&call->cw);
@@ -409,6 +439,7 @@ void mcp__call_start(mcp_conn *c, mcp_rpc_msg *msg, const char *version, int mod
         if (refuse_code)
             start_error(c, &msg->id, refuse_code, refuse);
         mcp_buf_cleanup(&call->content);
+        mcp__ask_cleanup(&call->ask);
         mcp__tool_release(t);
         mcp_free(call);
         return;

@@ -328,7 +328,7 @@ static void m_tools_list(mcp__req *r)
 static void m_tools_call(mcp__req *r)
 {
     /* call.c takes the message (and its document) from here. */
-    mcp__call_start(r->c, r->msg, r->version, r->modern, r->log_threshold);
+    mcp__call_start(r);
 }
 
 /* Level-1 routing table, sorted by name for binary search. */
@@ -1004,8 +1004,9 @@ mcp_status mcp_conn_recv(mcp_conn *c, const char *frame, size_t len)
         handle_notification(c, &m);
         break;
     default:
-        /* The server sends no requests yet, so no response can match. */
-        mcp__server_diag(c->srv, MCP_LOG_DEBUG, "ignored a response to an unknown request");
+        /* A response: to a legacy server-to-client request, or to nothing. */
+        if (!mcp__ask_answer(c, &m))
+            mcp__server_diag(c->srv, MCP_LOG_DEBUG, "ignored a response to an unknown request");
         break;
     }
     mcp_rpc_msg_cleanup(&m); /* a no-op when call.c took the message */

@@ -22,6 +22,7 @@ typedef struct mcp__prompt {
 } mcp__prompt;
 
 struct mcp_prompt {
+    mcp__asker ask;         /* 2026-07-28 input requests */
     mcp_jw w;               /* writes message objects into `msgs` */
     mcp_buf msgs;           /* "[" + messages */
     unsigned count;         /* messages so far */
@@ -272,12 +273,23 @@ void mcp__m_prompts_get(mcp__req *r)
     }
     mcp_prompt pr;
     memset(&pr, 0, sizeof pr);
+    pr.ask.modern = r->modern;
+    pr.ask.caps = r->caps;
+    char bound[300];
+    snprintf(bound, sizeof bound, "prompts/get:%s", p->e.key);
+    if (mcp__ask_begin(r, &pr.ask, bound, args)) {
+        mcp__entry_release(e);
+        mcp__ask_cleanup(&pr.ask);
+        return;
+    }
     mcp_buf_init(&pr.msgs, r->c->srv->opts.max_message);
     mcp_jw_init(&pr.w, &pr.msgs);
     mcp_jw_array_begin(&pr.w);
     mcp_status st = p->handler(&pr, args ? args : mcp__empty_object(), p->user_data);
     mcp__entry_release(e);
-    if (st == MCP_ERR_INVALID_ARG && pr.invalid[0]) {
+    if (mcp__ask_handles(&pr.ask, st)) {
+        mcp__ask_finish(r->c, &r->msg->id, &pr.ask, st, bound, args);
+    } else if (st == MCP_ERR_INVALID_ARG && pr.invalid[0]) {
         reply_named(r, "Invalid params: ", pr.invalid, strlen(pr.invalid));
     } else if (st || (mcp_jw_array_end(&pr.w), mcp_jw_finish(&pr.w))) {
         mcp__server_diag(r->c->srv, MCP_LOG_ERROR, "prompt %.*s failed: %s", (int)nlen, name,
@@ -295,6 +307,15 @@ void mcp__m_prompts_get(mcp__req *r)
     }
     mcp_buf_cleanup(&pr.msgs);
     mcp_free(pr.description);
+    mcp__ask_cleanup(&pr.ask);
+}
+
+mcp_status mcp_prompt_elicit(mcp_prompt *p, const char *key, const char *message, const char *requested_schema,
+                             const mcp_json **answer)
+{
+    if (!p || !key || !message || !requested_schema || !answer)
+        return MCP_ERR_INVALID_ARG;
+    return mcp__ask_elicit(&p->ask, key, message, requested_schema, answer);
 }
 
 /* ---- the message builder ----------------------------------------------- */

@@ -245,6 +245,14 @@ mcp_status mcp_server_new(mcp_server **out, const mcp_server_opts *opts, mcp_err
         srv->cursor_key[0] = mcp__now_ns() ^ (uint64_t)(uintptr_t)srv;
         srv->cursor_key[1] = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     }
+    if (mcp__server_init_state_key(srv) != MCP_OK) {
+        mcp_free(srv->name);
+        mcp_free(srv->version);
+        mcp_free(srv->title);
+        mcp_free(srv->instructions);
+        mcp_free(srv);
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "no randomness for the requestState key");
+    }
     pthread_rwlock_init(&srv->reg_lock, NULL);
     pthread_mutex_init(&srv->timer_mu, NULL);
     pthread_condattr_t ca;
@@ -384,6 +392,21 @@ void mcp__server_notify_all(mcp_server *srv, const char *method)
     for (mcp_conn *c = srv->conns; c; c = c->next)
         mcp__conn_notify(c, method);
     pthread_mutex_unlock(&srv->conns_mu);
+}
+
+mcp_status mcp_server_list_changed(mcp_server *srv, const char *which)
+{
+    if (!srv || !which)
+        return MCP_ERR_INVALID_ARG;
+    if (!strcmp(which, "tools"))
+        mcp__server_notify_all(srv, "notifications/tools/list_changed");
+    else if (!strcmp(which, "prompts"))
+        mcp__server_notify_all(srv, "notifications/prompts/list_changed");
+    else if (!strcmp(which, "resources"))
+        mcp__server_notify_all(srv, "notifications/resources/list_changed");
+    else
+        return MCP_ERR_INVALID_ARG;
+    return MCP_OK;
 }
 
 static void notify_tools_changed(mcp_server *srv)
@@ -569,6 +592,7 @@ mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_err
     atomic_init(&t->e.refs, 1);
     t->e.destroy = tool_destroy;
     t->e.hidden = (def->flags & MCP_TOOL_DISABLED) != 0;
+    t->e.unlisted = (def->flags & MCP_TOOL_UNLISTED) != 0;
     t->handler = def->handler;
     t->user_data = def->user_data;
     t->user_data_free = def->user_data_free;
@@ -626,7 +650,7 @@ mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_err
                   t->e.key);
         goto fail;
     }
-    if (!t->e.hidden)
+    if (!t->e.hidden && !t->e.unlisted)
         notify_tools_changed(srv);
     return MCP_OK;
 fail:
@@ -828,7 +852,7 @@ mcp_status mcp__server_write_page(mcp_server *srv, mcp__registry *r, mcp_jw *w, 
     uint64_t next = 0;
     for (size_t i = 0; i < r->n; i++) {
         const mcp__entry *e = r->items[i];
-        if (e->seq < from || e->hidden)
+        if (e->seq < from || e->hidden || e->unlisted)
             continue;
         if (listed == srv->opts.page_size) {
             next = e->seq;

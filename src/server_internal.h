@@ -35,6 +35,7 @@ typedef struct mcp__entry {
     size_t key_len;             /* its length */
     uint64_t seq;               /* registration number: list order and cursors */
     int hidden;                 /* not listed, not callable (disabled tools) */
+    int unlisted;               /* not listed, but callable */
     void (*destroy)(struct mcp__entry *e); /* frees the containing object */
 } mcp__entry;
 
@@ -78,6 +79,7 @@ struct mcp_server {
     mcp_server_opts opts;       /* copy; string fields point to the copies above */
     mcp_json_parse_opts popts;  /* frame limits */
     uint64_t cursor_key[2];     /* key for authenticating pagination cursors */
+    unsigned char state_key[32]; /* HMAC key for 2026-07-28 requestState */
 
     /* Registries. */
     pthread_rwlock_t reg_lock;  /* guards the fields below */
@@ -171,6 +173,22 @@ struct mcp_conn {
     struct mcp_conn *next;
 };
 
+/* Input requests of one request being answered (ask.c). */
+typedef struct mcp__asker {
+    int modern;                 /* 2026-07-28: rounds instead of waiting */
+    const mcp_json *caps;       /* the client's capabilities for this request, or NULL */
+    const mcp_json *responses;  /* this request's inputResponses, or NULL */
+    mcp_json_doc *state_doc;    /* the verified requestState payload, or NULL */
+    mcp_buf pending;            /* this round's inputRequests object (data NULL until one) */
+    mcp_jw pw;                  /* writer over `pending` */
+    unsigned npending;          /* questions in `pending` */
+    char missing_cap[32];       /* first capability the client lacks, for -32021 */
+    char invalid_key[64];       /* an inputResponses entry of the wrong shape */
+    unsigned char *handler_state; /* mcp_call_set_state bytes, or NULL */
+    size_t handler_state_len;   /* their length */
+    mcp__ask *legacy;           /* legacy requests made (kept for their answers) */
+} mcp__asker;
+
 /* Call states. */
 enum { MCP__CALL_QUEUED = 0, MCP__CALL_RUNNING, MCP__CALL_DONE };
 
@@ -200,6 +218,8 @@ struct mcp_call {
     unsigned nblocks;           /* content blocks so far */
     int is_error;               /* mcp_call_error() was called */
     mcp_json_doc *structured;   /* structuredContent, or NULL */
+
+    mcp__asker ask;             /* input requests (elicitation, sampling, roots) */
 
     struct mcp_call *bucket_next; /* conn in-flight table chain */
     struct mcp_call *timer_next;  /* server timer list */
@@ -290,9 +310,38 @@ void mcp__m_complete(mcp__req *r);
 mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, size_t len, mcp_completion *cmp,
                                   const char *arg, const char *value, const mcp_json *context);
 
+/* ---- ask.c ---- */
+mcp_status mcp__server_init_state_key(mcp_server *srv);
+/* Verifies a requestState bound to `tool` and `args`; fills a->state_doc. MCP_ERR_INVALID if it fails. */
+mcp_status mcp__ask_verify_state(mcp_server *srv, mcp__asker *a, const char *state, size_t len, const char *tool,
+                                 const mcp_json *args);
+/* Writes "requestState" for the round that ends. */
+mcp_status mcp__ask_write_state(mcp_server *srv, mcp__asker *a, mcp_jw *w, const char *tool, const mcp_json *args);
+void mcp__ask_cleanup(mcp__asker *a);
+/* 1 when mcp__ask_finish would answer a handler's `st` (input, capability, bad answer). */
+int mcp__ask_handles(const mcp__asker *a, mcp_status st);
+/* Delivers a client response to a waiting legacy ask; 1 if it matched one. */
+int mcp__ask_answer(mcp_conn *c, mcp_rpc_msg *m);
+mcp_status mcp__ask_elicit(mcp__asker *a, const char *key, const char *message, const char *requested_schema,
+                           const mcp_json **answer);
+/*
+ * Reads inputResponses/requestState of a 2026-07-28 request into `a`
+ * (binding the state to `bound` and `args`). On failure answers -32602
+ * itself and returns nonzero.
+ */
+int mcp__ask_begin(mcp__req *r, mcp__asker *a, const char *bound, const mcp_json *args);
+int mcp__ask_begin_ex(mcp_conn *c, const mcp_rpc_id *id, const mcp_json *params, mcp__asker *a, const char *bound,
+                      const mcp_json *args);
+/*
+ * Answers a request whose handler returned `st` because of input: the
+ * InputRequiredResult, -32021 or -32602. Returns 1 when it answered.
+ */
+int mcp__ask_finish(mcp_conn *c, const mcp_rpc_id *id, mcp__asker *a, mcp_status st, const char *bound,
+                    const mcp_json *args);
+
 /* ---- call.c ---- */
 /* Takes `msg` (its document) whatever happens. Answers errors itself. */
-void mcp__call_start(mcp_conn *c, mcp_rpc_msg *msg, const char *version, int modern, int log_threshold);
+void mcp__call_start(mcp__req *r);
 void mcp__call_cancel(mcp_call *call);        /* client cancelled (conn->mu NOT held) */
 void mcp__call_timeout(mcp_call *call);       /* from the timer thread */
 void mcp__call_release(mcp_call *call);

@@ -131,6 +131,7 @@ typedef mcp_status (*mcp_tool_fn)(mcp_call *call, const mcp_json *args, void *us
 /* Tool flags. */
 #define MCP_TOOL_NONBLOCKING 0x1u /* the handler never blocks: run it on the I/O thread */
 #define MCP_TOOL_DISABLED 0x2u    /* registered but hidden and not callable */
+#define MCP_TOOL_UNLISTED 0x4u    /* callable but not listed in tools/list */
 
 /* Optional hint values for mcp_tool_def annotations. */
 #define MCP_HINT_UNSET 0
@@ -191,6 +192,15 @@ MCP_API mcp_status mcp_server_remove_tool(mcp_server *srv, const char *name);
  * Thread-safety: safe, also while serving.
  */
 MCP_API mcp_status mcp_server_enable_tool(mcp_server *srv, const char *name, int enabled);
+
+/**
+ * Tells clients that a list changed without changing the registry (for
+ * lists a server computes itself): `which` is "tools", "prompts" or
+ * "resources". Legacy clients get notifications/<which>/list_changed;
+ * 2026-07-28 listen streams that asked for it get it tagged.
+ * @return MCP_OK or MCP_ERR_INVALID_ARG. Thread-safety: safe from any thread.
+ */
+MCP_API mcp_status mcp_server_list_changed(mcp_server *srv, const char *which);
 
 /* ---- connections (sans I/O) ----------------------------------------------- */
 
@@ -433,6 +443,15 @@ MCP_API mcp_status mcp_call_sample(mcp_call *call, const char *key, const char *
 MCP_API mcp_status mcp_call_list_roots(mcp_call *call, const char *key, const mcp_json **answer);
 
 /**
+ * Requires a client capability without asking anything yet ("sampling",
+ * "elicitation" or "roots"). When the client did not declare it, returns
+ * MCP_ERR_UNSUPPORTED; a handler that returns that status gives the client
+ * -32021 with data.requiredCapabilities (2026-07-28) or -32603 (legacy).
+ * @return MCP_OK, MCP_ERR_UNSUPPORTED, MCP_ERR_INVALID_ARG.
+ */
+MCP_API mcp_status mcp_call_require(mcp_call *call, const char *capability);
+
+/**
  * Keeps handler state across 2026-07-28 rounds: the bytes travel to the
  * client inside the integrity-protected `requestState` and come back with
  * the retry (mcp_call_state()). Legacy calls keep them in memory.
@@ -575,6 +594,16 @@ MCP_API mcp_status mcp_prompt_audio(mcp_prompt *p, mcp_role role, const void *by
 /** Adds a message with an embedded text resource. */
 MCP_API mcp_status mcp_prompt_resource_text(mcp_prompt *p, mcp_role role, const char *uri,
                                             const char *mime_type, const char *text);
+/**
+ * Asks the client for form input while building a prompt. Works in
+ * 2026-07-28 only (the round ends with input_required, the prompt runs
+ * again with the answer); legacy requests get MCP_ERR_UNSUPPORTED, since
+ * prompts run on the I/O thread and cannot wait for an answer there.
+ * Statuses as mcp_call_elicit().
+ */
+MCP_API mcp_status mcp_prompt_elicit(mcp_prompt *p, const char *key, const char *message,
+                                     const char *requested_schema, const mcp_json **answer);
+
 /**
  * Rejects the request with -32602 and this message (return
  * MCP_ERR_INVALID_ARG from the handler after calling it).
