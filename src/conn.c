@@ -162,7 +162,7 @@ static void write_server_info(mcp_jw *w, mcp_server *srv)
 
 /* The server's capabilities: what is registered decides what is declared,
  * and methods of an undeclared capability answer -32601. */
-static void write_capabilities(mcp_jw *w, mcp_server *srv, int modern)
+static void write_capabilities(mcp_jw *w, mcp_server *srv, const char *version)
 {
     pthread_rwlock_rdlock(&srv->reg_lock);
     int res = srv->has_resources, prompts = srv->has_prompts, completions = srv->has_completions;
@@ -190,7 +190,7 @@ static void write_capabilities(mcp_jw *w, mcp_server *srv, int modern)
         mcp_jw_bool(w, 1);
         mcp_jw_object_end(w);
     }
-    if (completions) {
+    if (completions && mcp__version_at_least(version, MCP_PROTOCOL_2025_03_26)) {
         mcp_jw_key(w, "completions");
         mcp_jw_object_begin(w);
         mcp_jw_object_end(w);
@@ -198,7 +198,6 @@ static void write_capabilities(mcp_jw *w, mcp_server *srv, int modern)
     mcp_jw_key(w, "logging");
     mcp_jw_object_begin(w);
     mcp_jw_object_end(w);
-    (void)modern;
     mcp_jw_object_end(w);
 }
 
@@ -247,7 +246,7 @@ static void m_initialize(mcp__req *r)
     mcp_jw *w = &r->w;
     mcp_jw_key(w, "protocolVersion");
     mcp_jw_string(w, version);
-    write_capabilities(w, c->srv, 0);
+    write_capabilities(w, c->srv, version);
     mcp_jw_key(w, "serverInfo");
     write_server_info(w, c->srv);
     if (c->srv->instructions) {
@@ -295,7 +294,7 @@ static void m_discover(mcp__req *r)
     for (size_t i = 0; i < N_MODERN; i++)
         mcp_jw_string(w, g_modern_versions[i]);
     mcp_jw_array_end(w);
-    write_capabilities(w, srv, 1);
+    write_capabilities(w, srv, MCP_PROTOCOL_2026_07_28);
     if (srv->instructions) {
         mcp_jw_key(w, "instructions");
         mcp_jw_string(w, srv->instructions);

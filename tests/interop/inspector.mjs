@@ -104,7 +104,8 @@ check('hello.tools_call_greet', () => {
 check('fixture.tools_list', () => {
     const r = inspectJson(testServer, '--method', 'tools/list');
     assert.deepEqual(r.tools.map((t) => t.name),
-        ['assessTypology', 'fail', 'crash', 'silent', 'count', 'slow', 'limited', 'progress', 'media', 'stats', 'echo']);
+        ['assessTypology', 'fail', 'crash', 'silent', 'count', 'slow', 'limited', 'progress', 'media', 'stats', 'echo',
+            'askName', 'askMany']);
     assert.deepEqual(r.tools[0].inputSchema, {
         type: 'object',
         properties: {

@@ -20,10 +20,12 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
+    ElicitRequestSchema,
     ErrorCode,
     LATEST_PROTOCOL_VERSION,
     LoggingMessageNotificationSchema,
-    McpError
+    McpError,
+    ResourceUpdatedNotificationSchema
 } from '@modelcontextprotocol/sdk/types.js';
 
 const [testServer, helloServer] = process.argv.slice(2);
@@ -84,14 +86,14 @@ async function expectMcpError(promise, code) {
  * an unknown id, a progress notification for an unknown token) is kept in
  * `errors`, and the protocol version the handshake settled on in `version`.
  */
-async function connect(command, args = []) {
+async function connect(command, args = [], capabilities = {}) {
     const peer = { stderr: '', errors: [], version: null, client: null, transport: null };
     const transport = new StdioClientTransport({ command, args, stderr: 'pipe' });
     transport.stderr.on('data', (chunk) => { peer.stderr += chunk; });
     /* The Client calls this optional Transport hook once initialize has
      * negotiated; stdio itself has no use for it. */
     transport.setProtocolVersion = (v) => { peer.version = v; };
-    const client = new Client({ name: 'libmcp-interop', version: '1.0.0' });
+    const client = new Client({ name: 'libmcp-interop', version: '1.0.0' }, { capabilities });
     client.onerror = (e) => peer.errors.push(e.message);
     await client.connect(transport);
     /*
@@ -147,7 +149,13 @@ async function fixtureChecks() {
             assert.equal(LATEST_PROTOCOL_VERSION, EXPECTED_VERSION, 'the SDK offers the version these checks expect');
             assert.equal(peer.version, EXPECTED_VERSION, 'negotiated protocol version');
             assert.deepEqual(peer.client.getServerVersion(), { name: 'fixture', version: '1.0.0' });
-            assert.deepEqual(peer.client.getServerCapabilities(), { tools: { listChanged: true }, logging: {} });
+            assert.deepEqual(peer.client.getServerCapabilities(), {
+                tools: { listChanged: true },
+                resources: { subscribe: true, listChanged: true },
+                prompts: { listChanged: true },
+                completions: {},
+                logging: {}
+            });
             assert.equal(peer.client.getInstructions(), undefined);
         });
         if (!peer)
@@ -164,8 +172,9 @@ async function fixtureChecks() {
             tools = r.tools;
             assert.deepEqual(
                 tools.map((t) => t.name),
-                ['assessTypology', 'fail', 'crash', 'silent', 'count', 'slow', 'limited', 'progress', 'media', 'stats', 'echo'],
-                'registration order, the disabled tool "hidden" left out');
+                ['assessTypology', 'fail', 'crash', 'silent', 'count', 'slow', 'limited', 'progress', 'media', 'stats', 'echo',
+                    'askName', 'askMany'],
+                'registration order, the disabled tool "hidden" and the unlisted "touch" left out');
             assert.equal(r.nextCursor, undefined, 'one page');
         });
 
@@ -472,7 +481,105 @@ async function helloChecks() {
     }
 }
 
+
+/* ---- resources, prompts, completion, subscriptions, elicitation ------------ */
+
+async function surfaceChecks() {
+    let peer;
+    try {
+        await check('surface.connect_with_elicitation', async () => {
+            peer = await connect(testServer, [], { elicitation: {} });
+            /* The client answers elicitation/create the way a person would. */
+            peer.client.setRequestHandler(ElicitRequestSchema, async (req) => {
+                assert.equal(req.params.message, 'What is your name?');
+                return { action: 'accept', content: { name: 'Ada' } };
+            });
+        });
+        if (!peer)
+            return;
+        const c = peer.client;
+
+        await check('surface.resources_list', async () => {
+            assert.deepEqual(await c.listResources(), {
+                resources: [
+                    { uri: 'fixture://readme', name: 'readme', title: 'Read me', mimeType: 'text/plain', size: 19 },
+                    { uri: 'fixture://logo', name: 'logo', mimeType: 'image/png', size: 4 }
+                ]
+            });
+        });
+
+        await check('surface.templates_list', async () => {
+            assert.deepEqual(await c.listResourceTemplates(), {
+                resourceTemplates: [{
+                    uriTemplate: 'fixture://cases/{caseId}', name: 'case', description: 'One case as JSON',
+                    mimeType: 'application/json'
+                }]
+            });
+        });
+
+        await check('surface.read_template', async () => {
+            assert.deepEqual(await c.readResource({ uri: 'fixture://cases/C-7' }), {
+                contents: [{ uri: 'fixture://cases/C-7', mimeType: 'application/json', text: '{"caseId":"C-7","status":"open"}' }]
+            });
+        });
+
+        await check('surface.read_blob', async () => {
+            const r = await c.readResource({ uri: 'fixture://logo' });
+            assert.equal(Buffer.from(r.contents[0].blob, 'base64').toString('latin1'), '\x89PNG');
+        });
+
+        await check('surface.read_not_found_is_-32002', async () => {
+            const e = await expectMcpError(c.readResource({ uri: 'fixture://cases/C-404' }), -32002);
+            assert.deepEqual(e.data, { uri: 'fixture://cases/C-404' });
+        });
+
+        await check('surface.prompt', async () => {
+            const r = await c.getPrompt({ name: 'review', arguments: { caseId: 'C-1', tone: 'formal' } });
+            assert.equal(r.description, 'Reviews one case');
+            assert.deepEqual(r.messages[0], { role: 'user', content: text('Review case C-1 in a formal tone.') });
+            assert.equal(r.messages[1].content.type, 'resource');
+        });
+
+        await check('surface.prompt_missing_argument_is_-32602', async () => {
+            const e = await expectMcpError(c.getPrompt({ name: 'review', arguments: {} }), ErrorCode.InvalidParams);
+            assert.ok(e.message.includes('missing required argument caseId'), e.message);
+        });
+
+        await check('surface.complete_with_context', async () => {
+            const r = await c.complete({
+                ref: { type: 'ref/resource', uri: 'fixture://cases/{caseId}' },
+                argument: { name: 'caseId', value: 'C-1' },
+                context: { arguments: { region: 'eu' } }
+            });
+            assert.deepEqual(r.completion, { values: ['C-1', 'C-10'], total: 2, hasMore: false });
+        });
+
+        await check('surface.subscribe_and_update', async () => {
+            const updated = new Promise((resolve) => {
+                c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri));
+            });
+            assert.deepEqual(await c.subscribeResource({ uri: 'fixture://cases/C-1' }), {});
+            await c.callTool({ name: 'touch', arguments: {} });
+            assert.equal(await updated, 'fixture://cases/C-1');
+        });
+
+        await check('surface.elicitation_round_trip', async () => {
+            const r = await c.callTool({ name: 'askName', arguments: {} });
+            assert.deepEqual(r, { content: [text('Hello, Ada!')] });
+        });
+
+        await check('surface.clean_shutdown', async () => {
+            await closeCleanly(peer);
+            peer = null;
+        });
+    } finally {
+        if (peer)
+            await peer.client.close().catch(() => {});
+    }
+}
+
 await fixtureChecks();
+await surfaceChecks();
 await helloChecks();
 console.log(`sdk_client: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

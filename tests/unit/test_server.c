@@ -265,7 +265,7 @@ static void test_pagination(void)
     o.log = quiet;
     mcp_server *srv;
     T_OK(mcp_server_new(&srv, &o, NULL));
-    T_OK(fixture_register(srv, NULL)); /* 11 visible tools */
+    T_OK(fixture_register(srv, NULL)); /* 13 visible tools */
     capture cap;
     capture_init(&cap);
     mcp_conn *c;
@@ -297,7 +297,7 @@ static void test_pagination(void)
         if (!next)
             break;
     }
-    T_EQ_SIZE(seen, 10);
+    T_EQ_SIZE(seen, 12); /* all but the one removed after page 1 */
     /* A tampered cursor is refused. */
     T_TRUE(strlen(cursor) == 22);
     cursor[3] = cursor[3] == 'A' ? 'B' : 'A';
@@ -530,6 +530,108 @@ static void test_many_connections(void)
     mcp_server_free(srv);
 }
 
+/* Sends a modern tools/call and returns the parsed answer (caller frees). */
+static mcp_json_doc *modern_call(mcp_conn *c, capture *cap, int id, const char *tool, const char *extra)
+{
+    char req[4096];
+    snprintf(req, sizeof req,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":{}%s%s,"
+             "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+             "clientCapabilities\":{\"elicitation\":{},\"sampling\":{},\"roots\":{}}}}}",
+             id, tool, extra ? "," : "", extra ? extra : "");
+    send_line(c, req);
+    char needle[32];
+    snprintf(needle, sizeof needle, "\"id\":%d,", id);
+    long i = wait_for(cap, needle, 3000);
+    if (i < 0)
+        return NULL;
+    mcp_json_doc *d = NULL;
+    mcp_json_parse(&d, cap->frames[i].text, strlen(cap->frames[i].text), NULL, NULL);
+    return d;
+}
+
+/* Three rounds of askMany: answers of earlier rounds travel in requestState. */
+static void test_input_required_rounds(void)
+{
+    mcp_server *srv = fixture_server(1, 16);
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    mcp_json_doc *r1 = modern_call(c, &cap, 1, "askMany", NULL);
+    const mcp_json *res = mcp_json_get(mcp_json_doc_root(r1), "result");
+    T_TRUE(mcp_json_str_eq(mcp_json_get(res, "resultType"), "input_required"));
+    T_NOT_NULL(mcp_json_get(mcp_json_get(res, "inputRequests"), "name"));
+    char extra[3000];
+    snprintf(extra, sizeof extra,
+             "\"inputResponses\":{\"name\":{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}},\"requestState\":\"%s\"",
+             mcp_json_str(mcp_json_get(res, "requestState"), NULL));
+    mcp_json_doc *r2 = modern_call(c, &cap, 2, "askMany", extra);
+    res = mcp_json_get(mcp_json_doc_root(r2), "result");
+    T_EQ_SIZE(mcp_json_len(mcp_json_get(res, "inputRequests")), 3);
+    const char *state2 = mcp_json_str(mcp_json_get(res, "requestState"), NULL);
+    T_NOT_NULL(state2);
+    /* Round 3 answers only the new questions: the name comes from the state. */
+    snprintf(extra, sizeof extra,
+             "\"inputResponses\":{\"color\":{\"action\":\"accept\",\"content\":{\"color\":\"red\"}},"
+             "\"sample\":{\"model\":\"m\"},\"roots\":{\"roots\":[]}},\"requestState\":\"%s\"",
+             state2);
+    mcp_json_doc *r3 = modern_call(c, &cap, 3, "askMany", extra);
+    T_TRUE(mcp_json_str_eq(mcp_json_get(mcp_json_at(mcp_json_get(mcp_json_get(mcp_json_doc_root(r3), "result"),
+                                                                  "content"), 0), "text"),
+                           "Ada likes red; model m; 0 root(s)"));
+    /* A state changed by one character, or replayed with other arguments, is refused. */
+    char tampered[1200];
+    snprintf(tampered, sizeof tampered, "%s", state2);
+    tampered[5] = tampered[5] == 'A' ? 'B' : 'A';
+    snprintf(extra, sizeof extra, "\"requestState\":\"%s\"", tampered);
+    mcp_json_doc *r4 = modern_call(c, &cap, 4, "askMany", extra);
+    T_EQ_INT(mcp_json_int(mcp_json_get(mcp_json_get(mcp_json_doc_root(r4), "error"), "code")), -32602);
+    snprintf(extra, sizeof extra, "\"requestState\":\"%s\"", state2);
+    mcp_json_doc *r5 = modern_call(c, &cap, 5, "askName", extra); /* bound to askMany */
+    T_EQ_INT(mcp_json_int(mcp_json_get(mcp_json_get(mcp_json_doc_root(r5), "error"), "code")), -32602);
+    mcp_json_doc_free(r1);
+    mcp_json_doc_free(r2);
+    mcp_json_doc_free(r3);
+    mcp_json_doc_free(r4);
+    mcp_json_doc_free(r5);
+    mcp_conn_free(c);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
+/* Legacy: a handler waiting for an answer stops when the call is cancelled. */
+static void test_legacy_ask_cancel(void)
+{
+    mcp_server *srv = fixture_server(1, 16);
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"askName\"}}");
+    T_TRUE(wait_for(&cap, "elicitation/create", 2000) >= 0);
+    uint64_t t0 = mcp__now_ns();
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}");
+    for (int t = 0; t < 1000; t++) {
+        pthread_mutex_lock(&c->mu);
+        unsigned running = c->running;
+        pthread_mutex_unlock(&c->mu);
+        if (!running)
+            break;
+        sleep_ms(2);
+    }
+    T_TRUE(mcp__now_ns() - t0 < 1000ull * 1000000ull); /* well before its 1.5 s limit */
+    T_EQ_INT(capture_find(&cap, "\"id\":7,"), -1);       /* cancelled: no answer */
+    /* A late answer from the client is dropped quietly. */
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":\"accept\"}}");
+    mcp_conn_free(c);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
 TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
           TEST(test_slow_never_blocks_fast), TEST(test_busy_queue), TEST(test_close_cancels),
-          TEST(test_handler_api_errors), TEST(test_many_connections))
+          TEST(test_handler_api_errors), TEST(test_many_connections), TEST(test_input_required_rounds),
+          TEST(test_legacy_ask_cancel))
