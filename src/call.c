@@ -17,6 +17,10 @@
 #include <string.h>
 
 #define META_VALIDATION "validationErrors"
+/* Bytes reserved up front: for the envelope around a result's content, and
+ * for the content itself (a typical text block fits, so it rarely grows). */
+#define ANSWER_ROOM 256u
+#define CONTENT_ROOM 256u
 
 
 
@@ -60,7 +64,7 @@ static void answer_error(mcp_call *call, int code, const char *message, const mc
     }
     mcp_rpc_end_error(&w);
     if (mcp_jw_finish(&w) == MCP_OK)
-        mcp__conn_send(call->conn, &b);
+        mcp__conn_send_to(call->conn, &b, &call->msg.id, 1);
     mcp_buf_cleanup(&b);
 }
 
@@ -112,7 +116,7 @@ static void answer_tool_error(mcp_call *call, const char *text, const mcp_schema
     mcp_jw_object_end(&w);
     mcp_rpc_end(&w);
     if (mcp_jw_finish(&w) == MCP_OK)
-        mcp__conn_send(call->conn, &b);
+        mcp__conn_send_to(call->conn, &b, &call->msg.id, 1);
     mcp_buf_cleanup(&b);
 }
 
@@ -150,6 +154,9 @@ static void answer_result(mcp_call *call)
         return;
     mcp_buf b;
     mcp_buf_init(&b, 0);
+    /* One allocation for the whole answer: the content and room for the
+     * envelope around it (a failure here resurfaces in the writer). */
+    mcp_buf_reserve(&b, call->content.len + ANSWER_ROOM);
     mcp_jw w;
     mcp_jw_init(&w, &b);
     mcp_rpc_begin_result(&w, &call->msg.id);
@@ -169,7 +176,7 @@ static void answer_result(mcp_call *call)
     mcp_jw_object_end(&w);
     mcp_rpc_end(&w);
     if (mcp_jw_finish(&w) == MCP_OK)
-        mcp__conn_send(call->conn, &b);
+        mcp__conn_send_to(call->conn, &b, &call->msg.id, 1);
     else
         mcp__server_diag(call->conn->srv, MCP_LOG_ERROR, "tool %s: result could not be encoded", call->tool->e.key);
     mcp_buf_cleanup(&b);
@@ -282,6 +289,8 @@ static void execute(mcp_call *call)
     answer_result(call);
 }
 
+static void call_free(mcp_call *call);
+
 /* Runs a call on a worker (or inline); frees it afterwards. */
 static void run_job(mcp__job *job)
 {
@@ -298,12 +307,15 @@ static void run_job(mcp__job *job)
         }
         execute(call);
     }
+    if (call->timeout_ms)
+        mcp__server_timer_remove(c->srv, call);
     pthread_mutex_lock(&c->mu);
     call->state = MCP__CALL_DONE;
     c->running--;
+    mcp__conn_unlink_call_locked(c, call); /* normally already done by whoever answered */
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
-    mcp__call_release(call);
+    call_free(call);
 }
 
 void mcp__call_timeout(mcp_call *call)
@@ -319,11 +331,20 @@ void mcp__call_timeout(mcp_call *call)
 void mcp__call_release(mcp_call *call)
 {
     mcp_conn *c = call->conn;
-    mcp__server_timer_remove(c->srv, call);
+    /* Only a call with a time limit can be on the timer list. */
+    if (call->timeout_ms)
+        mcp__server_timer_remove(c->srv, call);
     /* Normally already out of the table (whoever answered took it out). */
     pthread_mutex_lock(&c->mu);
     mcp__conn_unlink_call_locked(c, call);
     pthread_mutex_unlock(&c->mu);
+    call_free(call);
+}
+
+/* Frees a call that is off the timer list and out of the in-flight table. */
+static void call_free(mcp_call *call)
+{
+    mcp_conn *c = call->conn;
     mcp_buf_cleanup(&call->content);
     mcp_json_doc_free(call->structured);
     mcp__ask_cleanup(&call->ask);
@@ -341,7 +362,7 @@ static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char 
     mcp_jw_init(&w, &b);
     mcp_rpc_write_error(&w, id, code, message, NULL);
     if (mcp_jw_finish(&w) == MCP_OK)
-        mcp__conn_send(c, &b);
+        mcp__conn_send_to(c, &b, id, 1);
     mcp_buf_cleanup(&b);
 }
 
@@ -403,7 +424,9 @@ void mcp__call_start(mcp__req *r)
     call->ask.modern = modern;
     call->ask.caps = r->caps;
     char bound[200];
-    bound_name(bound, sizeof bound, t->e.key);
+    bound[0] = '\0';
+    if (modern) /* only 2026-07-28 requests carry inputResponses and a requestState to bind */
+        bound_name(bound, sizeof bound, t->e.key);
     if (mcp__ask_begin(r, &call->ask, bound, args)) {
         mcp__ask_cleanup(&call->ask);
         mcp__tool_release(t);
@@ -411,6 +434,7 @@ void mcp__call_start(mcp__req *r)
         return;
     }
     mcp_buf_init(&call->content, srv->opts.max_message);
+    mcp_buf_reserve(&call->content, CONTENT_ROOM); /* a failure resurfaces in the writer */
     mcp_jw_init(&call->cw, &call->content);
     mcp_jw_array_begin(&call->cw);
 
@@ -467,7 +491,7 @@ void mcp__call_start(mcp__req *r)
         mcp_jw_object_end(&w);
         mcp_rpc_end_error(&w);
         if (claim(call) && mcp_jw_finish(&w) == MCP_OK)
-            mcp__conn_send(c, &b);
+            mcp__conn_send_to(c, &b, &call->msg.id, 1);
         mcp_buf_cleanup(&b);
         mcp__call_release(call);
     }
@@ -717,6 +741,15 @@ mcp_status mcp_call_error(mcp_call *call, const char *fmt, ...)
     return st;
 }
 
+mcp_status mcp_call_close_stream(mcp_call *call)
+{
+    if (!call)
+        return MCP_ERR_INVALID_ARG;
+    if (!atomic_load(&call->finished))
+        mcp__conn_close_stream(call->conn, &call->msg.id);
+    return MCP_OK;
+}
+
 int mcp_call_is_cancelled(const mcp_call *call)
 {
     return call && atomic_load(&((mcp_call *)call)->cancelled);
@@ -726,7 +759,7 @@ static mcp_status notify(mcp_call *call, mcp_jw *w, mcp_buf *b)
 {
     mcp_status st = mcp_jw_finish(w);
     if (!st && !atomic_load(&call->finished))
-        st = mcp__conn_send(call->conn, b);
+        st = mcp__conn_send_to(call->conn, b, &call->msg.id, 0);
     mcp_buf_cleanup(b);
     return st;
 }

@@ -43,6 +43,7 @@ static const char *const g_modern_versions[] = {MCP_PROTOCOL_2026_07_28};
 mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id *related, int final)
 {
     mcp_status st = MCP_ERR_CLOSED;
+    int flush = 0;
     pthread_mutex_lock(&c->send_mu);
     if (!c->send_closed) {
         mcp__server_transcript(c->srv, "out", frame->data, frame->len);
@@ -51,11 +52,42 @@ mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id
         else
             st = c->send(frame->data, frame->len, c->send_ud);
         /* A router refusing one frame (its stream is gone) does not close the connection. */
-        if (st && !c->route)
+        if (st && !c->route) {
             c->send_closed = 1;
+        } else if (!st && !c->route && c->flush) {
+            /* Counted under send_mu: once sending is closed no new flush
+             * can start, so mcp__conn_wait_flush() can wait for the last. */
+            atomic_fetch_add(&c->flushing, 1);
+            flush = 1;
+        }
     }
     pthread_mutex_unlock(&c->send_mu);
+    if (flush) {
+        c->flush(c->send_ud);
+        atomic_fetch_sub(&c->flushing, 1);
+    }
     return st;
+}
+
+void mcp__conn_set_flush(mcp_conn *c, void (*flush)(void *user_data))
+{
+    c->flush = flush;
+}
+
+void mcp__conn_wait_flush(mcp_conn *c)
+{
+    while (atomic_load(&c->flushing) > 0) {
+        struct timespec ts = {0, 100000}; /* 0.1 ms: a flush is a few write() calls */
+        nanosleep(&ts, NULL);
+    }
+}
+
+void mcp__conn_close_stream(mcp_conn *c, const mcp_rpc_id *related)
+{
+    pthread_mutex_lock(&c->send_mu);
+    if (!c->send_closed && c->route)
+        c->route(NULL, 0, related, 2, c->route_ud);
+    pthread_mutex_unlock(&c->send_mu);
 }
 
 mcp_status mcp__conn_send(mcp_conn *c, const mcp_buf *frame)
@@ -477,8 +509,9 @@ static void legacy_request(mcp_conn *c, mcp_rpc_msg *m)
         method_not_found(c, m);
         return;
     }
-    pthread_mutex_lock(&c->mu);
+    pthread_mutex_lock(&c->mu); /* one lock for both: this runs for every request */
     const char *version = c->initialized ? c->version : NULL;
+    const mcp_json *caps = mcp_json_doc_root(c->client_caps); /* freed only with the connection */
     pthread_mutex_unlock(&c->mu);
     if ((e->flags & NEEDS_INIT) && !version) {
         send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
@@ -492,9 +525,7 @@ static void legacy_request(mcp_conn *c, mcp_rpc_msg *m)
     r.version = version;
     r.modern = 0;
     r.log_threshold = -1;
-    pthread_mutex_lock(&c->mu);
-    r.caps = mcp_json_doc_root(c->client_caps); /* freed only with the connection */
-    pthread_mutex_unlock(&c->mu);
+    r.caps = caps;
     e->fn(&r);
 }
 
@@ -940,6 +971,7 @@ mcp_status mcp_conn_new(mcp_conn **out, mcp_server *srv, mcp_send_fn send, void 
     c->send_ud = user_data;
     atomic_init(&c->refs, 1);
     atomic_init(&c->log_level, -1);
+    atomic_init(&c->flushing, 0);
     pthread_mutex_init(&c->send_mu, NULL);
     pthread_mutex_init(&c->mu, NULL);
     pthread_condattr_t ca;
@@ -995,21 +1027,34 @@ mcp_status mcp_conn_recv(mcp_conn *c, const char *frame, size_t len)
         mcp_buf_cleanup(&b);
         return MCP_OK;
     }
-    switch (m.kind) {
+    mcp__conn_dispatch(c, &m);
+    mcp_rpc_msg_cleanup(&m); /* a no-op when call.c took the message */
+    return MCP_OK;
+}
+
+void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m)
+{
+    switch (m->kind) {
     case MCP_RPC_REQUEST:
-        handle_request(c, &m);
+        handle_request(c, m);
         break;
     case MCP_RPC_NOTIFICATION:
-        handle_notification(c, &m);
+        handle_notification(c, m);
         break;
     default:
         /* A response: to a legacy server-to-client request, or to nothing. */
-        if (!mcp__ask_answer(c, &m))
+        if (!mcp__ask_answer(c, m))
             mcp__server_diag(c->srv, MCP_LOG_DEBUG, "ignored a response to an unknown request");
         break;
     }
-    mcp_rpc_msg_cleanup(&m); /* a no-op when call.c took the message */
-    return MCP_OK;
+}
+
+void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud)
+{
+    pthread_mutex_lock(&c->send_mu);
+    c->route = route;
+    c->route_ud = ud;
+    pthread_mutex_unlock(&c->send_mu);
 }
 
 static void deadline_in(struct timespec *ts, unsigned ms)

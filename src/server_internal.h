@@ -150,6 +150,8 @@ struct mcp_conn {
 
     pthread_mutex_t send_mu;    /* serialises send() and transcript lines */
     int send_closed;            /* sends are dropped (after close or a send failure) */
+    void (*flush)(void *user_data); /* libmcp's transports: runs after each send, outside send_mu; or NULL */
+    atomic_int flushing;        /* threads inside `flush` */
 
     pthread_mutex_t mu;         /* guards the fields below */
     pthread_cond_t cv;          /* signalled when a call ends or a handler returns */
@@ -277,6 +279,13 @@ typedef struct mcp__req {
 /* ---- conn.c ---- */
 /* Sends a frame; `related`/`final` feed the router (see mcp__route_fn). */
 mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id *related, int final);
+/* Handles one decoded message (the caller logged it in the transcript and
+ * cleans it up afterwards; a tools/call takes it over). */
+void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m);
+/* Asks the router to close the stream of `related` early (route final = 2). */
+void mcp__conn_close_stream(mcp_conn *c, const mcp_rpc_id *related);
+/* Installs per-request routing (HTTP). */
+void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud);
 /* Finishes r->w and sends r->buf as the final frame for r's request, then frees it. */
 void mcp__send_reply(mcp__req *r);
 /* Adds (on = 1) or removes a legacy subscription. MCP_OK, MCP_ERR_LIMIT, MCP_ERR_NOMEM. */
@@ -291,6 +300,16 @@ void mcp__reply_error(mcp__req *r, int code, const char *message);
 /* "ttlMs" and "cacheScope" members. */
 void mcp__write_caching(mcp__req *r);
 mcp_status mcp__conn_send(mcp_conn *c, const mcp_buf *frame);
+/*
+ * For libmcp's own transports: `flush` runs after every successful send()
+ * (not for a router), on the sending thread but outside the send lock,
+ * with send()'s user data. A transport whose send() only queues the frame
+ * writes there, so one sender's write() does not hold up the others. Set
+ * it right after mcp_conn_new(), before the first frame arrives.
+ */
+void mcp__conn_set_flush(mcp_conn *c, void (*flush)(void *user_data));
+/* Waits until no thread is inside the flush hook; call after mcp_conn_close(). */
+void mcp__conn_wait_flush(mcp_conn *c);
 void mcp__conn_release(mcp_conn *c);
 void mcp__conn_notify(mcp_conn *c, const char *method);
 /* Writes `_meta` with serverInfo and resultType for a modern result. */

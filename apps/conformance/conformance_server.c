@@ -11,6 +11,7 @@
 #include <mcp/mcp.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,17 @@ static mcp_status error_handling(mcp_call *c, const mcp_json *a, void *u)
     (void)a;
     (void)u;
     return mcp_call_error(c, "This tool intentionally returns an error for testing");
+}
+
+/* SEP-1699: the server closes the stream mid-call; the client resumes with GET. */
+static mcp_status reconnection(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)a;
+    (void)u;
+    mcp_call_close_stream(c);
+    sleep_ms(100);
+    return mcp_call_text(c, "Reconnection test completed successfully. If you received this, the client properly "
+                            "reconnected after stream closure.", NULL);
 }
 
 /* ---- asking the client (both eras) ------------------------------------------ */
@@ -557,6 +569,10 @@ static const tool_spec g_tools[] = {
     {"test_tool_with_logging", "Tests tool that emits log messages during execution", EMPTY, with_logging, 0},
     {"test_tool_with_progress", "Tests tool that reports progress notifications", EMPTY, with_progress, 0},
     {"test_error_handling", "Tests error response handling", EMPTY, error_handling, 0},
+    {"test_reconnection",
+     "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and "
+     "send the result after client reconnects.",
+     EMPTY, reconnection, 0},
     {"test_sampling", "Tests server-initiated sampling (LLM completion request)",
      "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\",\"description\":\"The prompt to send to "
      "the LLM\"}},\"required\":[\"prompt\"]}",
@@ -771,9 +787,33 @@ int main(int argc, char **argv)
     pthread_detach(th);
     mcp_status st;
     if (http) {
-        fprintf(stderr, "mcp-server-conformance: the HTTP transport is not in this build yet\n");
-        return 1;
+        mcp_http_opts ho;
+        memset(&ho, 0, sizeof ho);
+        char host[256];
+        if (mcp_http_parse_listen(http, &ho, host, sizeof host)) {
+            fprintf(stderr, "mcp-server-conformance: --http takes [HOST:]PORT, not %s\n", http);
+            return 2;
+        }
+        ho.retry_ms = 5000;
+        /* Like mcp_http_serve(), but the bound port is printed (port 0 picks one). */
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        mcp_http_server *hs;
+        st = mcp_http_server_start(&hs, g_srv, &ho, &err);
+        if (st) {
+            fprintf(stderr, "mcp-server-conformance: %s\n", err.message);
+        } else {
+            printf("listening on http://%s:%u/mcp\n", ho.host ? ho.host : "127.0.0.1", mcp_http_server_port(hs));
+            fflush(stdout);
+            int sig;
+            sigwait(&set, &sig);
+            mcp_http_server_stop(hs, 5000);
+        }
+    } else {
+        st = mcp_stdio_serve(g_srv, NULL);
     }
-    st = mcp_stdio_serve(g_srv, NULL);
     return st == MCP_OK ? 0 : 1;
 }

@@ -452,6 +452,15 @@ MCP_API mcp_status mcp_call_list_roots(mcp_call *call, const char *key, const mc
 MCP_API mcp_status mcp_call_require(mcp_call *call, const char *capability);
 
 /**
+ * Asks the transport to close this call's response stream now, without
+ * ending the call (SEP-1699 polling): an HTTP client reconnects with GET
+ * and Last-Event-ID and receives the rest, including the result. Only
+ * legacy Streamable HTTP streams support it; elsewhere it does nothing.
+ * @return MCP_OK.
+ */
+MCP_API mcp_status mcp_call_close_stream(mcp_call *call);
+
+/**
  * Keeps handler state across 2026-07-28 rounds: the bytes travel to the
  * client inside the integrity-protected `requestState` and come back with
  * the retry (mcp_call_state()). Legacy calls keep them in memory.

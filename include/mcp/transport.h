@@ -45,6 +45,75 @@ typedef struct mcp_stdio_opts {
  */
 MCP_API mcp_status mcp_stdio_serve(mcp_server *srv, const mcp_stdio_opts *opts);
 
+/* ---- Streamable HTTP server ------------------------------------------------ */
+
+typedef struct mcp_http_server mcp_http_server;
+
+/* HTTP server options; zero-initialise and set what you need. */
+typedef struct mcp_http_opts {
+    const char *host;            /* address to bind; NULL = "127.0.0.1" */
+    unsigned port;               /* TCP port; 0 = any free port (see mcp_http_server_port) */
+    const char *path;            /* the MCP endpoint; NULL = "/mcp" */
+    const char *const *allowed_hosts;   /* NULL-terminated Host values allowed (with or without port);
+                                           NULL = localhost, 127.0.0.1, [::1] and the bound host */
+    const char *const *allowed_origins; /* NULL-terminated Origin values allowed ("http://x:port" or
+                                           "http://x" for any port); NULL = http(s) on the allowed hosts */
+    int allow_any_origin;        /* nonzero: skip Host and Origin checks (behind a trusted proxy only) */
+    unsigned threads;            /* HTTP threads; 0 = number of cores */
+    unsigned max_connections;    /* open TCP connections; 0 = 1024 */
+    unsigned max_sessions;       /* legacy sessions; 0 = 1024 */
+    unsigned session_idle_ms;    /* legacy sessions expire after this idle time; 0 = 30 minutes */
+    unsigned connection_timeout_s; /* idle connections are closed after this; 0 = 60 */
+    unsigned retry_ms;           /* the SSE `retry` hint (2025-11-25 streams); 0 = 1000 */
+    unsigned keepalive_ms;       /* SSE keep-alive comments on waiting streams; 0 = 1000 */
+    int legacy_sse;              /* nonzero: also serve the deprecated HTTP+SSE transport
+                                    (GET /sse, POST /messages) for 2024-11-05 clients */
+} mcp_http_opts;
+
+/**
+ * Starts serving `srv` over Streamable HTTP (both protocol eras on one
+ * endpoint) on background threads. See docs/http.md for the rules it
+ * enforces: Host/Origin checks (403), body size (413), content type (415),
+ * Accept (406), legacy sessions (Mcp-Session-Id; 400 missing, 404
+ * unknown), 2026-07-28 header checks (400 with -32020), and stream
+ * handling (JSON or SSE per request, resumable legacy streams).
+ *
+ * @param out  receives the running server; untouched on failure.
+ * @param srv  the MCP server; must outlive the HTTP server.
+ * @param opts options, or NULL for the defaults.
+ * @return MCP_OK; MCP_ERR_INVALID_ARG (bad host or path); MCP_ERR_IO (the
+ *         port cannot be bound); MCP_ERR_NOMEM.
+ * Thread-safety: safe.
+ */
+MCP_API mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts,
+                                         mcp_error *err);
+
+/** The TCP port the server listens on (useful after asking for port 0). */
+MCP_API unsigned mcp_http_server_port(const mcp_http_server *hs);
+
+/**
+ * Stops gracefully: stops accepting connections, lets calls in flight
+ * finish for up to `grace_ms` (then cancels them), ends open streams, and
+ * frees the server.
+ * @param hs may be NULL (no-op).
+ */
+MCP_API void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms);
+
+/**
+ * Serves until SIGINT or SIGTERM, then stops gracefully (5 s grace).
+ * Blocks those two signals in the calling thread (and so in the threads it
+ * starts) and waits for them with sigwait().
+ * @return MCP_OK after a signal, or the error of mcp_http_server_start().
+ */
+MCP_API mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error *err);
+
+/**
+ * Parses "[HOST:]PORT" (HOST may be "[v6]") into opts->host and
+ * opts->port. The host string points into `spec`, which must outlive opts.
+ * @return MCP_OK or MCP_ERR_INVALID_ARG.
+ */
+MCP_API mcp_status mcp_http_parse_listen(const char *spec, mcp_http_opts *opts, char *host_buf, size_t host_buf_len);
+
 #ifdef __cplusplus
 }
 #endif

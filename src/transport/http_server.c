@@ -1,0 +1,1698 @@
+/*
+ * Streamable HTTP server transport on libmicrohttpd.
+ *
+ * One endpoint serves both protocol eras:
+ *   - 2026-07-28 (a request whose params._meta names a protocol version):
+ *     stateless. Each POST gets its own short-lived connection object whose
+ *     frames all belong to that POST's response.
+ *   - legacy: `initialize` opens a session (Mcp-Session-Id); later POSTs,
+ *     the GET stream and DELETE name it. The session's connection routes
+ *     each frame to the POST of the request it belongs to, session traffic
+ *     to the GET stream.
+ *
+ * A response starts as late as possible: when the first frame for a POST
+ * is its final answer, the reply is a single application/json body; when a
+ * notification comes first (progress, logs, legacy server requests), or
+ * the answer takes longer than a keep-alive period, it becomes a
+ * text/event-stream. Waiting requests are suspended in libmicrohttpd and
+ * resumed by the thread that routes the next frame. Streams that wait get
+ * keep-alive comments, so a client that went away is noticed (and, in
+ * 2026-07-28, its request cancelled).
+ *
+ * Legacy SSE streams carry event ids "<stream>_<seq>" and start with a
+ * priming event and a retry hint (SEP-1699); their events are kept per
+ * session (bounded), so a client that lost the stream resumes it with GET
+ * and Last-Event-ID.
+ */
+#include "../internal.h"
+#include "../server_internal.h"
+#include "mcp/transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_PATH "/mcp"
+#define DEFAULT_MAX_CONNECTIONS 1024u
+#define DEFAULT_MAX_SESSIONS 1024u
+#define DEFAULT_SESSION_IDLE_MS (30u * 60u * 1000u)
+#define DEFAULT_CONN_TIMEOUT_S 60u
+#define DEFAULT_RETRY_MS 1000u
+#define DEFAULT_KEEPALIVE_MS 1000u
+#define MAX_REPLAY_EVENTS 256u          /* kept per legacy stream for Last-Event-ID */
+#define MAX_STREAMS_PER_SESSION 256u    /* resumable streams kept per session */
+
+/* ------------------------------------------------------------------------ */
+/* Types                                                                     */
+
+typedef struct frame {
+    struct frame *next; /* queue order */
+    char *data;         /* an SSE event or a JSON body, ready to write */
+    size_t len;         /* its length */
+    size_t off;         /* bytes already written */
+} frame;
+
+typedef struct session session;
+typedef struct stream stream;
+typedef struct hreq hreq;
+
+/* An event kept for replay on a legacy stream. */
+typedef struct event {
+    uint64_t seq;       /* its number in the stream */
+    char *text;         /* the whole SSE event */
+    size_t len;         /* its length */
+} event;
+
+/* A legacy SSE stream: one POST's response, or the standalone GET stream. */
+struct stream {
+    stream *next;       /* session's streams */
+    uint64_t id;        /* stream number: event ids are "<id>_<seq>" */
+    mcp_rpc_id req;     /* the request it answers (MCP_RPC_ID_NONE for the GET stream) */
+    char *req_str;      /* owned copy of a string request id */
+    uint64_t seq;       /* last event number */
+    event *events;      /* recent events, oldest first (ring of MAX_REPLAY_EVENTS) */
+    size_t nevents;     /* how many kept */
+    size_t first;       /* ring start */
+    int final;          /* the request's response is among the events */
+    hreq *attached;     /* the HTTP request delivering it now, or NULL */
+};
+
+/* A legacy session (Mcp-Session-Id). */
+struct session {
+    session *next;       /* server's sessions */
+    char id[40];         /* 32 hex characters */
+    mcp_conn *conn;      /* the session's protocol engine */
+    mcp_http_server *hs; /* owner */
+    pthread_mutex_t mu;  /* guards streams, pending, current */
+    stream *streams;     /* resumable streams */
+    uint64_t next_stream; /* stream numbers */
+    hreq *pending;       /* POSTs waiting for answers (by request id) */
+    hreq *current;       /* the POST being dispatched on the I/O thread */
+    hreq *get;           /* the standalone GET stream, or NULL */
+    int refs;            /* requests using it + the table (under hs->mu) */
+    int closed;          /* DELETEd or expired: unknown from now on */
+    uint64_t last_used;  /* monotonic ms */
+};
+
+enum { MODE_NONE = 0, MODE_JSON, MODE_SSE };
+
+/* One HTTP request. */
+struct hreq {
+    mcp_http_server *hs;        /* the server */
+    struct MHD_Connection *mc;  /* libmicrohttpd's connection */
+    pthread_mutex_t mu;         /* guards the fields below the line */
+    int refs;                   /* libmicrohttpd + the ticker list */
+    int method;                 /* HTTP method (M_*) */
+    mcp_buf body;               /* POST body */
+    int too_big;                /* the body passed the limit */
+    int modern;                 /* 2026-07-28 request */
+    session *sess;              /* legacy session (a reference), or NULL */
+    mcp_conn *conn;             /* own connection (modern), else the session's */
+    mcp_rpc_id id;              /* the JSON-RPC request id */
+    char *id_str;               /* owned copy of a string id */
+    int is_request;             /* the POST carries a request (else 202) */
+    int accept_json;            /* Accept allows application/json */
+    int accept_sse;             /* Accept allows text/event-stream */
+    char new_session[40];       /* Mcp-Session-Id to return (initialize), or "" */
+    hreq *pending_next;         /* session's pending list */
+    hreq *active_next;          /* server's list for keep-alives */
+    int on_active;              /* in that list */
+    uint64_t started;           /* monotonic ms */
+    /* ---- guarded by mu ---- */
+    frame *head, *tail;         /* SSE bytes waiting to be written */
+    char *final_json;           /* the final response while still undecided (JSON mode) */
+    size_t final_len;           /* its length */
+    int final_status;           /* HTTP status for it */
+    int got_final;              /* the final frame was routed */
+    int mode;                   /* MODE_* */
+    int queued;                 /* a response was queued with libmicrohttpd */
+    int suspended;              /* libmicrohttpd connection suspended */
+    int ended;                  /* libmicrohttpd finished with the request */
+    int close_stream;           /* end the SSE stream without a final (SEP-1699) */
+    stream *st;                 /* the legacy stream this request delivers, or NULL */
+    uint64_t last_write;        /* monotonic ms of the last bytes queued */
+};
+
+enum { M_OTHER = 0, M_POST, M_GET, M_DELETE, M_OPTIONS };
+
+struct mcp_http_server {
+    mcp_server *srv;              /* the MCP server */
+    struct MHD_Daemon *mhd;       /* libmicrohttpd */
+    char *path;                   /* endpoint */
+    char **hosts;                 /* allowed Host names (no port), NULL-terminated */
+    char **origins;               /* allowed Origins, NULL-terminated */
+    int any_origin;               /* checks off */
+    unsigned port;                /* bound port */
+    unsigned max_sessions;        /* limit */
+    unsigned session_idle_ms;     /* expiry */
+    unsigned retry_ms;            /* SSE retry hint */
+    unsigned keepalive_ms;        /* SSE keep-alive period */
+    int legacy_sse;               /* HTTP+SSE (2024-11-05) transport on */
+    pthread_mutex_t mu;           /* guards sessions, active, stopping */
+    pthread_cond_t cv;            /* wakes the ticker */
+    session *sessions;            /* legacy sessions */
+    unsigned nsessions;           /* how many */
+    hreq *active;                 /* requests waiting or streaming */
+    int stopping;                 /* no new work */
+    pthread_t ticker;             /* keep-alives, upgrades to SSE, session expiry */
+    int ticker_started;           /* the thread exists */
+};
+
+static uint64_t now_ms(void)
+{
+    return mcp__now_ns() / 1000000ull;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                             */
+
+static const char *header(struct MHD_Connection *mc, const char *name)
+{
+    return MHD_lookup_connection_value(mc, MHD_HEADER_KIND, name);
+}
+
+static struct MHD_Response *text_response(const char *body, size_t len, const char *type)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (r && type)
+        MHD_add_response_header(r, "Content-Type", type);
+    return r;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *mc, unsigned status, struct MHD_Response *r)
+{
+    if (!r)
+        return MHD_NO;
+    enum MHD_Result ok = MHD_queue_response(mc, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+/* A JSON-RPC error as the whole body of an HTTP error response. */
+static enum MHD_Result reply_rpc_error(struct MHD_Connection *mc, unsigned status, const mcp_rpc_id *id, int code,
+                                       const char *message)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_write_error(&w, id, code, message, NULL);
+    enum MHD_Result r = MHD_NO;
+    if (mcp_jw_finish(&w) == MCP_OK)
+        r = queue(mc, status, text_response(b.data, b.len, "application/json"));
+    mcp_buf_cleanup(&b);
+    return r;
+}
+
+static enum MHD_Result reply_plain(struct MHD_Connection *mc, unsigned status, const char *text)
+{
+    return queue(mc, status, text_response(text, strlen(text), "text/plain; charset=utf-8"));
+}
+
+/* Does a comma-separated header value (Accept) contain `type` (or a wildcard)? */
+static int accepts(const char *value, const char *type)
+{
+    if (!value)
+        return 1; /* no Accept header: anything goes */
+    size_t tl = strlen(type);
+    const char *slash = strchr(type, '/');
+    for (const char *p = value; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ';')
+            e++;
+        size_t n = (size_t)(e - p);
+        while (n && p[n - 1] == ' ')
+            n--;
+        if ((n == tl && strncasecmp(p, type, tl) == 0) || (n == 3 && strncmp(p, "*/*", 3) == 0) ||
+            (slash && n == (size_t)(slash - type) + 2 && strncasecmp(p, type, (size_t)(slash - type) + 1) == 0 &&
+             p[n - 1] == '*'))
+            return 1;
+        while (*e && *e != ',')
+            e++;
+        p = e;
+    }
+    return 0;
+}
+
+/* Host without port: "[::1]:8080" -> "[::1]", "localhost:1" -> "localhost". */
+static size_t host_part(const char *h, char *out, size_t cap)
+{
+    size_t n;
+    if (h[0] == '[') {
+        const char *close = strchr(h, ']');
+        n = close ? (size_t)(close - h) + 1 : strlen(h);
+    } else {
+        const char *colon = strchr(h, ':');
+        n = colon ? (size_t)(colon - h) : strlen(h);
+    }
+    if (n >= cap)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)(h[i] >= 'A' && h[i] <= 'Z' ? h[i] + 32 : h[i]);
+    out[n] = '\0';
+    return n;
+}
+
+static int host_allowed(const mcp_http_server *hs, const char *host)
+{
+    char h[256];
+    if (!host || !host_part(host, h, sizeof h))
+        return 0;
+    for (char **p = hs->hosts; *p; p++)
+        if (strcmp(*p, h) == 0)
+            return 1;
+    return 0;
+}
+
+static int origin_allowed(const mcp_http_server *hs, const char *origin)
+{
+    if (!origin)
+        return 1; /* no Origin: not a browser request */
+    for (char **p = hs->origins; *p; p++) {
+        size_t n = strlen(*p);
+        /* "http://x" allows any port of x; "http://x:8080" that port only. */
+        if (strncasecmp(origin, *p, n) == 0 && (origin[n] == '\0' || (origin[n] == ':' && !strchr(*p + 8, ':'))))
+            return 1;
+    }
+    return 0;
+}
+
+static char *dup_str(const char *s)
+{
+    return s ? mcp__strndup(s, strlen(s)) : NULL;
+}
+
+static void copy_id(const mcp_rpc_id *in, mcp_rpc_id *out, char **owned)
+{
+    *out = *in;
+    *owned = NULL;
+    if (in->type == MCP_RPC_ID_STRING) {
+        *owned = mcp__strndup(in->str, in->len);
+        out->str = *owned ? *owned : "";
+        if (!*owned)
+            out->len = 0;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Request lifetime                                                          */
+
+static void hreq_unref(hreq *r);
+
+static void frames_free(frame *f)
+{
+    while (f) {
+        frame *n = f->next;
+        mcp_free(f->data);
+        mcp_free(f);
+        f = n;
+    }
+}
+
+static void session_unref(session *s);
+
+static void hreq_free(hreq *r)
+{
+    frames_free(r->head);
+    mcp_free(r->final_json);
+    mcp_buf_cleanup(&r->body);
+    mcp_free(r->id_str);
+    pthread_mutex_destroy(&r->mu);
+    mcp_free(r);
+}
+
+static void hreq_unref(hreq *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int last = --r->refs == 0;
+    pthread_mutex_unlock(&r->mu);
+    if (last)
+        hreq_free(r);
+}
+
+/* Wakes a suspended request so libmicrohttpd calls back into it (mu held). */
+static void wake(hreq *r)
+{
+    if (r->suspended && !r->ended) {
+        r->suspended = 0;
+        MHD_resume_connection(r->mc);
+    }
+}
+
+/* Appends bytes to the SSE queue and wakes the writer (mu held). */
+static int push_bytes(hreq *r, const char *data, size_t len)
+{
+    frame *f = mcp__calloc(1, sizeof *f);
+    if (!f)
+        return 0;
+    f->data = mcp_malloc(len ? len : 1);
+    if (!f->data) {
+        mcp_free(f);
+        return 0;
+    }
+    memcpy(f->data, data, len);
+    f->len = len;
+    if (r->tail)
+        r->tail->next = f;
+    else
+        r->head = f;
+    r->tail = f;
+    r->last_write = now_ms();
+    wake(r);
+    return 1;
+}
+
+/* "[id: ..\n]data: <frame>\n\n" */
+static char *sse_event(const char *event_id, const char *data, size_t len, size_t *out_len)
+{
+    size_t n = (event_id ? strlen(event_id) + 5 : 0) + 6 + len + 2;
+    char *e = mcp_malloc(n + 1);
+    if (!e)
+        return NULL;
+    size_t o = 0;
+    if (event_id)
+        o += (size_t)snprintf(e + o, n + 1 - o, "id: %s\n", event_id);
+    memcpy(e + o, "data: ", 6);
+    o += 6;
+    memcpy(e + o, data, len);
+    o += len;
+    e[o++] = '\n';
+    e[o++] = '\n';
+    e[o] = '\0';
+    *out_len = o;
+    return e;
+}
+
+/* HTTP status for a final frame: the 2026-07-28 mapping of error codes. */
+static int status_for(const hreq *r, const char *text, size_t len)
+{
+    if (len < 40 || !memmem(text, len, "\"error\":", 8))
+        return MHD_HTTP_OK;
+    mcp_json_doc *d;
+    if (mcp_json_parse(&d, text, len, NULL, NULL) != MCP_OK)
+        return MHD_HTTP_OK;
+    int64_t code = mcp_json_int(mcp_json_get(mcp_json_get(mcp_json_doc_root(d), "error"), "code"));
+    mcp_json_doc_free(d);
+    switch (code) {
+    case MCP_RPC_PARSE_ERROR:
+    case MCP_RPC_INVALID_REQUEST:
+        return MHD_HTTP_BAD_REQUEST;
+    case MCP_RPC_METHOD_NOT_FOUND:
+        return r->modern ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK;
+    case MCP_RPC_HEADER_MISMATCH:
+    case MCP_RPC_MISSING_CAPABILITY:
+    case MCP_RPC_UNSUPPORTED_VERSION:
+        return MHD_HTTP_BAD_REQUEST;
+    default:
+        return MHD_HTTP_OK;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Legacy streams: numbering, replay                                         */
+
+static void stream_free(stream *st)
+{
+    for (size_t i = 0; i < st->nevents; i++)
+        mcp_free(st->events[(st->first + i) % MAX_REPLAY_EVENTS].text);
+    mcp_free(st->events);
+    mcp_free(st->req_str);
+    mcp_free(st);
+}
+
+/* A new stream in the session (s->mu held). */
+static stream *stream_new(session *s, const mcp_rpc_id *req)
+{
+    size_t count = 0;
+    for (stream *x = s->streams; x; x = x->next)
+        count++;
+    if (count >= MAX_STREAMS_PER_SESSION) {
+        /* Forget the oldest detached stream. */
+        stream **pp = &s->streams, **oldest = NULL;
+        for (; *pp; pp = &(*pp)->next)
+            if (!(*pp)->attached)
+                oldest = pp;
+        if (!oldest)
+            return NULL;
+        stream *gone = *oldest;
+        *oldest = gone->next;
+        stream_free(gone);
+    }
+    stream *st = mcp__calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    st->events = mcp__calloc(MAX_REPLAY_EVENTS, sizeof *st->events);
+    if (!st->events) {
+        mcp_free(st);
+        return NULL;
+    }
+    st->id = ++s->next_stream;
+    if (req)
+        copy_id(req, &st->req, &st->req_str);
+    st->next = s->streams;
+    s->streams = st;
+    return st;
+}
+
+/* Records an SSE event in the stream and delivers it if a request is attached (s->mu held). */
+static void stream_emit(stream *st, const char *data, size_t len, int final)
+{
+    char id[48];
+    snprintf(id, sizeof id, "%llu_%llu", (unsigned long long)st->id, (unsigned long long)++st->seq);
+    size_t n;
+    char *ev = sse_event(id, data, len, &n);
+    if (!ev)
+        return;
+    if (st->nevents == MAX_REPLAY_EVENTS) {
+        mcp_free(st->events[st->first].text);
+        st->first = (st->first + 1) % MAX_REPLAY_EVENTS;
+        st->nevents--;
+    }
+    event *e = &st->events[(st->first + st->nevents) % MAX_REPLAY_EVENTS];
+    e->seq = st->seq;
+    e->text = ev;
+    e->len = n;
+    st->nevents++;
+    if (final)
+        st->final = 1;
+    hreq *r = st->attached;
+    if (r) {
+        pthread_mutex_lock(&r->mu);
+        push_bytes(r, ev, n);
+        if (final) {
+            r->got_final = 1;
+            wake(r);
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
+/* The priming event: an id and empty data, plus the retry hint (SEP-1699). */
+static void stream_prime(mcp_http_server *hs, stream *st, hreq *r)
+{
+    char ev[128];
+    int n = snprintf(ev, sizeof ev, "id: %llu_%llu\nretry: %u\ndata: \n\n", (unsigned long long)st->id,
+                     (unsigned long long)st->seq, hs->retry_ms);
+    pthread_mutex_lock(&r->mu);
+    push_bytes(r, ev, (size_t)n);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Routing frames to requests                                                */
+
+/*
+ * Delivers a frame to a request: decides JSON or SSE on the first frame,
+ * queues SSE events, and wakes the request (r->mu held; for legacy SSE the
+ * caller went through stream_emit instead).
+ */
+static void deliver(hreq *r, const char *frame_data, size_t len, int final)
+{
+    if (r->ended)
+        return;
+    if (r->mode == MODE_NONE) {
+        if (final && r->accept_json) {
+            /* The answer came first: one application/json body. */
+            r->final_json = mcp_malloc(len ? len : 1);
+            if (r->final_json) {
+                memcpy(r->final_json, frame_data, len);
+                r->final_len = len;
+                r->final_status = status_for(r, frame_data, len);
+            }
+            r->got_final = 1;
+            r->mode = MODE_JSON;
+            wake(r);
+            return;
+        }
+        if (!r->accept_sse)
+            return; /* a JSON-only client gets no intermediate messages */
+        r->mode = MODE_SSE;
+    }
+    size_t n;
+    char *ev = sse_event(NULL, frame_data, len, &n);
+    if (ev) {
+        push_bytes(r, ev, n);
+        mcp_free(ev);
+    }
+    if (final) {
+        r->got_final = 1;
+        wake(r);
+    }
+}
+
+/* Connections here always route; this send function is never reached. */
+static mcp_status unused_send(const char *frame_data, size_t len, void *ud)
+{
+    (void)frame_data;
+    (void)len;
+    (void)ud;
+    return MCP_ERR_CLOSED;
+}
+
+/* Router of a 2026-07-28 request's own connection: every frame is its. */
+static mcp_status route_modern(const char *data, size_t len, const mcp_rpc_id *related, int final, void *ud)
+{
+    (void)related;
+    hreq *r = ud;
+    pthread_mutex_lock(&r->mu);
+    /* final == 2 (close the stream early) has no meaning here: 2026-07-28
+     * streams are not resumable, so closing one would lose the answer. */
+    if (data && final != 2)
+        deliver(r, data, len, final);
+    int gone = r->ended;
+    pthread_mutex_unlock(&r->mu);
+    return gone ? MCP_ERR_CLOSED : MCP_OK;
+}
+
+/* The session's pending POST answering `id` (s->mu held). */
+static hreq *pending_find(session *s, const mcp_rpc_id *id)
+{
+    for (hreq *r = s->pending; r; r = r->pending_next)
+        if (mcp_rpc_id_equal(&r->id, id))
+            return r;
+    return NULL;
+}
+
+static stream *stream_for(session *s, const mcp_rpc_id *id)
+{
+    for (stream *st = s->streams; st; st = st->next)
+        if (st->req.type != MCP_RPC_ID_NONE && mcp_rpc_id_equal(&st->req, id))
+            return st;
+    return NULL;
+}
+
+/* Starts a legacy SSE stream for a POST (s->mu and r->mu held). */
+static stream *begin_legacy_sse(session *s, hreq *r)
+{
+    stream *st = stream_new(s, &r->id);
+    if (!st)
+        return NULL;
+    st->attached = r;
+    r->st = st;
+    r->mode = MODE_SSE;
+    char ev[128];
+    int n = snprintf(ev, sizeof ev, "id: %llu_0\nretry: %u\ndata: \n\n", (unsigned long long)st->id,
+                     s->hs->retry_ms);
+    push_bytes(r, ev, (size_t)n);
+    return st;
+}
+
+/*
+ * Router of a legacy session: a frame about request X goes to the POST
+ * carrying X (or its resumable stream), a decode error to the POST being
+ * dispatched, session traffic to the GET stream.
+ */
+static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *related, int final, void *ud)
+{
+    session *s = ud;
+    pthread_mutex_lock(&s->mu);
+    if (!related) {
+        if (final && s->current && data) {
+            /* The answer to a frame that had no readable id (a decode error). */
+            pthread_mutex_lock(&s->current->mu);
+            deliver(s->current, data, len, final);
+            pthread_mutex_unlock(&s->current->mu);
+        } else if (!final && s->get && s->get->st && data) {
+            /* Session traffic (list_changed, resource updates): the GET stream. */
+            stream_emit(s->get->st, data, len, 0);
+        }
+        pthread_mutex_unlock(&s->mu);
+        return MCP_OK;
+    }
+    stream *st = stream_for(s, related);
+    if (st) {
+        if (final == 2) {
+            /* SEP-1699: close the connection, keep the stream for Last-Event-ID. */
+            hreq *r = st->attached;
+            if (r) {
+                pthread_mutex_lock(&r->mu);
+                r->close_stream = 1;
+                wake(r);
+                pthread_mutex_unlock(&r->mu);
+            }
+        } else if (data) {
+            stream_emit(st, data, len, final);
+        }
+        pthread_mutex_unlock(&s->mu);
+        return MCP_OK;
+    }
+    hreq *r = pending_find(s, related);
+    if (r && data) {
+        pthread_mutex_lock(&r->mu);
+        if (r->mode == MODE_NONE && !(final && r->accept_json) && r->accept_sse) {
+            /* A notification or request before the answer: a resumable stream. */
+            stream *nst = begin_legacy_sse(s, r);
+            pthread_mutex_unlock(&r->mu);
+            if (nst)
+                stream_emit(nst, data, len, final);
+        } else {
+            deliver(r, data, len, final);
+            pthread_mutex_unlock(&r->mu);
+        }
+    } else if (r && final == 2) {
+        pthread_mutex_lock(&r->mu);
+        if (r->mode == MODE_NONE && r->accept_sse)
+            begin_legacy_sse(s, r);
+        r->close_stream = 1;
+        wake(r);
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sessions                                                                  */
+
+static void session_destroy(session *s)
+{
+    mcp_conn_close(s->conn, 1000);
+    mcp_conn_free(s->conn);
+    while (s->streams) {
+        stream *n = s->streams->next;
+        stream_free(s->streams);
+        s->streams = n;
+    }
+    pthread_mutex_destroy(&s->mu);
+    mcp_free(s);
+}
+
+/* hs->mu held. */
+static void session_unlink_locked(mcp_http_server *hs, session *s)
+{
+    for (session **pp = &hs->sessions; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            hs->nsessions--;
+            break;
+        }
+}
+
+static void session_unref(session *s)
+{
+    mcp_http_server *hs = s->hs;
+    pthread_mutex_lock(&hs->mu);
+    int last = --s->refs == 0;
+    pthread_mutex_unlock(&hs->mu);
+    if (last)
+        session_destroy(s);
+}
+
+/* Finds a live session and takes a reference; NULL when unknown or closed. */
+static session *session_get(mcp_http_server *hs, const char *id)
+{
+    pthread_mutex_lock(&hs->mu);
+    session *s = hs->sessions;
+    while (s && strcmp(s->id, id) != 0)
+        s = s->next;
+    if (s && s->closed)
+        s = NULL;
+    if (s) {
+        s->refs++;
+        s->last_used = now_ms();
+    }
+    pthread_mutex_unlock(&hs->mu);
+    return s;
+}
+
+static mcp_status session_create(mcp_http_server *hs, session **out)
+{
+    session *s = mcp__calloc(1, sizeof *s);
+    if (!s)
+        return MCP_ERR_NOMEM;
+    unsigned char rnd[16];
+    if (RAND_bytes(rnd, sizeof rnd) != 1) {
+        mcp_free(s);
+        return MCP_ERR_IO;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+    s->hs = hs;
+    pthread_mutex_init(&s->mu, NULL);
+    mcp_status st = mcp_conn_new(&s->conn, hs->srv, unused_send, s);
+    if (st) {
+        pthread_mutex_destroy(&s->mu);
+        mcp_free(s);
+        return st;
+    }
+    /* Every frame goes through the router (route_session); `send` is unused. */
+    mcp__conn_set_route(s->conn, route_session, s);
+    pthread_mutex_lock(&hs->mu);
+    if (hs->nsessions >= hs->max_sessions || hs->stopping) {
+        pthread_mutex_unlock(&hs->mu);
+        mcp_conn_free(s->conn);
+        pthread_mutex_destroy(&s->mu);
+        mcp_free(s);
+        return MCP_ERR_LIMIT;
+    }
+    s->refs = 2; /* the table and the caller */
+    s->last_used = now_ms();
+    s->next = hs->sessions;
+    hs->sessions = s;
+    hs->nsessions++;
+    pthread_mutex_unlock(&hs->mu);
+    *out = s;
+    return MCP_OK;
+}
+
+/* Ends a session (DELETE, expiry, shutdown): unknown from now on. */
+static void session_close(mcp_http_server *hs, session *s)
+{
+    pthread_mutex_lock(&hs->mu);
+    int was = s->closed;
+    s->closed = 1;
+    if (!was)
+        session_unlink_locked(hs, s);
+    pthread_mutex_unlock(&hs->mu);
+    if (!was)
+        session_unref(s); /* the table's reference */
+}
+
+/* ------------------------------------------------------------------------ */
+/* The ticker: keep-alives, late answers become streams, session expiry      */
+
+static void active_add(hreq *r)
+{
+    mcp_http_server *hs = r->hs;
+    pthread_mutex_lock(&hs->mu);
+    pthread_mutex_lock(&r->mu);
+    if (!r->on_active) {
+        r->on_active = 1;
+        r->refs++;
+        r->active_next = hs->active;
+        hs->active = r;
+    }
+    pthread_mutex_unlock(&r->mu);
+    pthread_mutex_unlock(&hs->mu);
+}
+
+static void *ticker_main(void *arg)
+{
+    mcp_http_server *hs = arg;
+    pthread_mutex_lock(&hs->mu);
+    while (!hs->stopping) {
+        uint64_t t = mcp__now_ns() + (uint64_t)(hs->keepalive_ms / 2 + 1) * 1000000ull;
+        struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
+        pthread_cond_timedwait(&hs->cv, &hs->mu, &ts);
+        if (hs->stopping)
+            break;
+        uint64_t now = now_ms();
+        /* Requests: drop finished ones; keep the rest alive. */
+        hreq *done = NULL;
+        for (hreq **pp = &hs->active; *pp;) {
+            hreq *r = *pp;
+            pthread_mutex_lock(&r->mu);
+            if (r->ended) {
+                *pp = r->active_next;
+                r->on_active = 0;
+                r->active_next = done;
+                done = r;
+                pthread_mutex_unlock(&r->mu);
+                continue;
+            }
+            if (now - r->last_write >= hs->keepalive_ms && !r->got_final) {
+                if (r->mode == MODE_NONE && r->accept_sse && !r->sess) {
+                    /* A slow 2026-07-28 answer: open the stream now, so a client
+                     * that leaves is noticed (and its request cancelled). */
+                    r->mode = MODE_SSE;
+                }
+                if (r->mode == MODE_SSE)
+                    push_bytes(r, ":\n\n", 3);
+            }
+            pthread_mutex_unlock(&r->mu);
+            pp = &r->active_next;
+        }
+        /* Idle legacy sessions expire. */
+        session *expired = NULL;
+        for (session **sp = &hs->sessions; *sp;) {
+            session *s = *sp;
+            if (s->refs == 1 && now - s->last_used > hs->session_idle_ms) {
+                *sp = s->next;
+                hs->nsessions--;
+                s->closed = 1;
+                s->next = expired;
+                expired = s;
+                continue;
+            }
+            sp = &s->next;
+        }
+        pthread_mutex_unlock(&hs->mu);
+        while (done) {
+            hreq *n = done->active_next;
+            hreq_unref(done);
+            done = n;
+        }
+        while (expired) {
+            session *n = expired->next;
+            session_unref(expired);
+            expired = n;
+        }
+        pthread_mutex_lock(&hs->mu);
+    }
+    pthread_mutex_unlock(&hs->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing responses                                                         */
+
+/* libmicrohttpd pulls SSE bytes from here. */
+static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    hreq *r = cls;
+    pthread_mutex_lock(&r->mu);
+    size_t o = 0;
+    while (r->head && o < max) {
+        frame *f = r->head;
+        size_t n = f->len - f->off;
+        if (n > max - o)
+            n = max - o;
+        memcpy(buf + o, f->data + f->off, n);
+        o += n;
+        f->off += n;
+        if (f->off == f->len) {
+            r->head = f->next;
+            if (!r->head)
+                r->tail = NULL;
+            mcp_free(f->data);
+            mcp_free(f);
+        }
+    }
+    ssize_t ret;
+    if (o) {
+        ret = (ssize_t)o;
+    } else if (r->got_final || r->close_stream) {
+        ret = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        /* Nothing to send yet: sleep until a frame arrives (see wake()). */
+        r->suspended = 1;
+        MHD_suspend_connection(r->mc);
+        ret = 0;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return ret;
+}
+
+static void sse_reader_free(void *cls)
+{
+    hreq_unref(cls);
+}
+
+static void add_common_headers(hreq *r, struct MHD_Response *resp)
+{
+    if (r->new_session[0])
+        MHD_add_response_header(resp, "Mcp-Session-Id", r->new_session);
+    MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Mcp-Session-Id");
+}
+
+/*
+ * Queues the response once it is decided (r->mu held): a JSON body, an SSE
+ * stream, or a 202. Returns MHD_YES when the request should simply wait.
+ */
+static enum MHD_Result respond(hreq *r)
+{
+    if (r->queued)
+        return MHD_YES;
+    if (r->mode == MODE_JSON && r->got_final) {
+        struct MHD_Response *resp = text_response(r->final_json ? r->final_json : "", r->final_len,
+                                                  "application/json");
+        if (!resp)
+            return MHD_NO;
+        add_common_headers(r, resp);
+        r->queued = 1;
+        return queue(r->mc, (unsigned)r->final_status, resp);
+    }
+    if (r->mode == MODE_SSE) {
+        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, r,
+                                                                      sse_reader_free);
+        if (!resp)
+            return MHD_NO;
+        r->refs++; /* the reader's */
+        MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+        MHD_add_response_header(resp, "Cache-Control", "no-cache");
+        MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+        add_common_headers(r, resp);
+        r->queued = 1;
+        return queue(r->mc, MHD_HTTP_OK, resp);
+    }
+    /* Undecided: wait for the first frame (or the ticker). */
+    r->suspended = 1;
+    MHD_suspend_connection(r->mc);
+    return MHD_YES;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 2026-07-28 header checks                                                  */
+
+/* Trims optional whitespace and decodes "=?base64?...?=" strictly. */
+static int header_value(const char *raw, char *out, size_t cap, size_t *out_len)
+{
+    while (*raw == ' ' || *raw == '\t')
+        raw++;
+    size_t n = strlen(raw);
+    while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
+        n--;
+    if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
+        const char *b = raw + 9;
+        size_t bl = n - 11;
+        if (bl % 4)
+            return 0;
+        static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        size_t o = 0;
+        for (size_t i = 0; i < bl; i += 4) {
+            int v[4];
+            for (int k = 0; k < 4; k++) {
+                char ch = b[i + k];
+                const char *p = ch ? strchr(tab, ch) : NULL;
+                if (ch == '=' && i + 4 == bl && k >= 2)
+                    v[k] = -2;
+                else if (!p)
+                    return 0;
+                else
+                    v[k] = (int)(p - tab);
+            }
+            if (v[2] == -2 && v[3] != -2)
+                return 0;
+            if (o + 3 >= cap)
+                return 0;
+            out[o++] = (char)((v[0] << 2) | (v[1] >> 4));
+            if (v[2] != -2)
+                out[o++] = (char)(((v[1] & 15) << 4) | (v[2] >> 2));
+            if (v[3] != -2 && v[2] != -2)
+                out[o++] = (char)(((v[2] & 3) << 6) | v[3]);
+        }
+        out[o] = '\0';
+        *out_len = o;
+        return 1;
+    }
+    if (n >= cap)
+        return 0;
+    memcpy(out, raw, n);
+    out[n] = '\0';
+    *out_len = n;
+    return 1;
+}
+
+/* Compares a header with a JSON value (strings exactly, numbers numerically, booleans). */
+static int header_matches(const char *h, size_t hl, const mcp_json *v)
+{
+    switch (mcp_json_typeof(v)) {
+    case MCP_JSON_STRING: {
+        size_t n;
+        const char *s = mcp_json_str(v, &n);
+        return n == hl && memcmp(s, h, n) == 0;
+    }
+    case MCP_JSON_INT:
+    case MCP_JSON_REAL: {
+        char *end;
+        double d = strtod(h, &end);
+        return hl && end == h + hl && d == mcp_json_number(v);
+    }
+    case MCP_JSON_BOOL:
+        return mcp_json_bool(v) ? (hl == 4 && !memcmp(h, "true", 4)) : (hl == 5 && !memcmp(h, "false", 5));
+    default:
+        return 0;
+    }
+}
+
+/*
+ * The SEP-2243 checks: Mcp-Method always, Mcp-Name for the named methods,
+ * Mcp-Param-* for tool parameters marked x-mcp-header. NULL when they hold,
+ * else the reason.
+ */
+static const char *check_standard_headers(hreq *r, const mcp_rpc_msg *m)
+{
+    char v[1024];
+    size_t vl;
+    const char *raw = header(r->mc, "Mcp-Method");
+    if (!raw)
+        return "missing Mcp-Method header";
+    if (!header_value(raw, v, sizeof v, &vl) || vl != m->method_len || memcmp(v, m->method, vl) != 0)
+        return "Mcp-Method header does not match the request's method";
+    const char *want = NULL;
+    if (mcp_rpc_method_is(m, "tools/call") || mcp_rpc_method_is(m, "prompts/get"))
+        want = "name";
+    else if (mcp_rpc_method_is(m, "resources/read"))
+        want = "uri";
+    if (want) {
+        const mcp_json *val = mcp_json_get(m->params, want);
+        raw = header(r->mc, "Mcp-Name");
+        if (!raw)
+            return "missing Mcp-Name header";
+        if (!header_value(raw, v, sizeof v, &vl) || !header_matches(v, vl, val))
+            return "Mcp-Name header does not match the request";
+    }
+    if (mcp_rpc_method_is(m, "tools/call")) {
+        size_t nl;
+        const char *name = mcp_json_str(mcp_json_get(m->params, "name"), &nl);
+        mcp__tool *t = name ? mcp__server_find_tool(r->hs->srv, name, nl) : NULL;
+        const char *why = NULL;
+        if (t) {
+            const mcp_json *props = mcp_json_get(mcp_json_doc_root(t->input_doc), "properties");
+            const mcp_json *args = mcp_json_get(m->params, "arguments");
+            for (size_t i = 0; i < mcp_json_len(props) && !why; i++) {
+                const char *hn = mcp_json_str(mcp_json_get(mcp_json_value_at(props, i), "x-mcp-header"), NULL);
+                if (!hn)
+                    continue;
+                size_t kl;
+                const char *k = mcp_json_key_at(props, i, &kl);
+                const mcp_json *val = mcp_json_getn(args, k, kl);
+                char hname[200];
+                snprintf(hname, sizeof hname, "Mcp-Param-%s", hn);
+                raw = header(r->mc, hname);
+                if (!val || mcp_json_typeof(val) == MCP_JSON_NULL)
+                    continue;
+                if (!raw)
+                    why = "missing Mcp-Param header for a parameter marked x-mcp-header";
+                else if (!header_value(raw, v, sizeof v, &vl) || !header_matches(v, vl, val))
+                    why = "Mcp-Param header does not match its argument";
+            }
+            mcp__tool_release(t);
+        }
+        if (why)
+            return why;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handling requests                                                         */
+
+static enum MHD_Result handle_post(hreq *r)
+{
+    mcp_http_server *hs = r->hs;
+    struct MHD_Connection *mc = r->mc;
+    if (r->too_big)
+        return reply_rpc_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, NULL, MCP_RPC_INVALID_REQUEST,
+                               "Invalid Request: body exceeds the size limit");
+    mcp_rpc_msg m;
+    mcp_error err;
+    if (mcp_rpc_decode(&m, r->body.data ? r->body.data : "", r->body.len, &hs->srv->popts, &err) != MCP_OK) {
+        mcp__server_transcript(hs->srv, "in", r->body.data ? r->body.data : "", r->body.len);
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        mcp_jw w;
+        mcp_jw_init(&w, &b);
+        mcp_rpc_write_decode_error(&w, &err);
+        enum MHD_Result res = MHD_NO;
+        if (mcp_jw_finish(&w) == MCP_OK)
+            res = queue(mc, MHD_HTTP_BAD_REQUEST, text_response(b.data, b.len, "application/json"));
+        mcp_buf_cleanup(&b);
+        return res;
+    }
+    r->is_request = m.kind == MCP_RPC_REQUEST;
+    if (r->is_request)
+        copy_id(&m.id, &r->id, &r->id_str);
+    const mcp_json *meta = mcp_json_get(m.params, "_meta");
+    const mcp_json *pv = mcp_json_get(meta, "io.modelcontextprotocol/protocolVersion");
+    const char *hv = header(mc, "MCP-Protocol-Version");
+    const char *sid = header(mc, "Mcp-Session-Id");
+    enum MHD_Result res;
+    if ((m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION) && !sid &&
+        (pv || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))) {
+        /* ---- 2026-07-28: stateless ---- */
+        r->modern = 1;
+        const mcp_rpc_id *id = r->is_request ? &r->id : NULL;
+        const char *why = NULL;
+        int code = MCP_RPC_HEADER_MISMATCH;
+        if (!hv) {
+            why = "Header mismatch: missing MCP-Protocol-Version header";
+        } else if (mcp_json_typeof(pv) != MCP_JSON_STRING ||
+                   mcp_json_typeof(mcp_json_get(meta, "io.modelcontextprotocol/clientCapabilities")) !=
+                       MCP_JSON_OBJECT) {
+            why = "Invalid params: missing required _meta fields (io.modelcontextprotocol/protocolVersion, "
+                  "io.modelcontextprotocol/clientCapabilities)";
+            code = MCP_RPC_INVALID_PARAMS;
+        } else if (!mcp_json_str_eq(pv, hv)) {
+            why = "Header mismatch: MCP-Protocol-Version header differs from _meta protocolVersion";
+        } else if (m.kind == MCP_RPC_REQUEST && mcp_json_str_eq(pv, MCP_PROTOCOL_2026_07_28)) {
+            why = check_standard_headers(r, &m);
+        }
+        if (why) {
+            mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
+            mcp_rpc_msg_cleanup(&m);
+            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, id, code, why);
+        }
+        if (!r->is_request) {
+            mcp_rpc_msg_cleanup(&m);
+            return queue(mc, MHD_HTTP_ACCEPTED, text_response("", 0, NULL));
+        }
+        if (mcp_conn_new(&r->conn, hs->srv, unused_send, r) != MCP_OK) {
+            mcp_rpc_msg_cleanup(&m);
+            return reply_rpc_error(mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
+                                   "Internal error: out of memory");
+        }
+        mcp__conn_set_route(r->conn, route_modern, r);
+        mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
+        mcp__conn_dispatch(r->conn, &m);
+        mcp_rpc_msg_cleanup(&m);
+        pthread_mutex_lock(&r->mu);
+        r->last_write = now_ms();
+        res = respond(r);
+        pthread_mutex_unlock(&r->mu);
+        if (!r->queued)
+            active_add(r);
+        else if (r->mode == MODE_SSE)
+            active_add(r);
+        return res;
+    }
+
+    /* ---- legacy: sessions ---- */
+    session *s = NULL;
+    if (m.kind == MCP_RPC_REQUEST && mcp_rpc_method_is(&m, "initialize") && !sid) {
+        mcp_status st = session_create(hs, &s);
+        if (st) {
+            mcp_rpc_msg_cleanup(&m);
+            return reply_rpc_error(mc, MHD_HTTP_SERVICE_UNAVAILABLE, &r->id, MCP_RPC_INTERNAL_ERROR,
+                                   st == MCP_ERR_LIMIT ? "Server busy: too many sessions; retry later"
+                                                       : "Internal error: cannot create a session");
+        }
+        snprintf(r->new_session, sizeof r->new_session, "%s", s->id);
+    } else {
+        if (!sid) {
+            mcp_rpc_msg_cleanup(&m);
+            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Bad Request: missing Mcp-Session-Id header (send initialize first, or use "
+                                   "2026-07-28 per-request _meta)");
+        }
+        s = session_get(hs, sid);
+        if (!s) {
+            mcp_rpc_msg_cleanup(&m);
+            return reply_rpc_error(mc, MHD_HTTP_NOT_FOUND, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Not Found: unknown or expired session");
+        }
+        /* A protocol version header, when sent, must be one this session can speak. */
+        if (hv && strcmp(hv, MCP_PROTOCOL_2024_11_05) != 0 && strcmp(hv, MCP_PROTOCOL_2025_03_26) != 0 &&
+            strcmp(hv, MCP_PROTOCOL_2025_06_18) != 0 && strcmp(hv, MCP_PROTOCOL_2025_11_25) != 0) {
+            session_unref(s);
+            mcp_rpc_msg_cleanup(&m);
+            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Bad Request: unsupported MCP-Protocol-Version header");
+        }
+    }
+    r->sess = s;
+    r->conn = s->conn;
+    mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
+    if (!r->is_request) {
+        /* Notifications and responses: accepted, no body. */
+        pthread_mutex_lock(&s->mu);
+        s->current = NULL;
+        pthread_mutex_unlock(&s->mu);
+        mcp__conn_dispatch(s->conn, &m);
+        mcp_rpc_msg_cleanup(&m);
+        return queue(mc, MHD_HTTP_ACCEPTED, text_response("", 0, NULL));
+    }
+    pthread_mutex_lock(&s->mu);
+    r->pending_next = s->pending;
+    s->pending = r;
+    s->current = r;
+    pthread_mutex_unlock(&s->mu);
+    mcp__conn_dispatch(s->conn, &m);
+    mcp_rpc_msg_cleanup(&m);
+    pthread_mutex_lock(&s->mu);
+    s->current = NULL;
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&r->mu);
+    r->last_write = now_ms();
+    res = respond(r);
+    pthread_mutex_unlock(&r->mu);
+    active_add(r);
+    return res;
+}
+
+/* GET: the legacy standalone stream, or a resumption with Last-Event-ID. */
+static enum MHD_Result handle_get(hreq *r)
+{
+    mcp_http_server *hs = r->hs;
+    struct MHD_Connection *mc = r->mc;
+    const char *sid = header(mc, "Mcp-Session-Id");
+    const char *hv = header(mc, "MCP-Protocol-Version");
+    if (!sid || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))
+        return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED,
+                           "Method Not Allowed: GET needs a legacy session (2026-07-28 uses subscriptions/listen)");
+    if (!accepts(header(mc, "Accept"), "text/event-stream"))
+        return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET streams text/event-stream");
+    session *s = session_get(hs, sid);
+    if (!s)
+        return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found: unknown or expired session");
+    r->sess = s;
+    r->accept_sse = 1;
+    const char *last = header(mc, "Last-Event-ID");
+    pthread_mutex_lock(&s->mu);
+    if (last) {
+        unsigned long long sno = 0, seq = 0;
+        stream *st = NULL;
+        if (sscanf(last, "%llu_%llu", &sno, &seq) == 2)
+            for (st = s->streams; st && st->id != sno; st = st->next)
+                ;
+        if (!st) {
+            pthread_mutex_unlock(&s->mu);
+            return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found: unknown event id");
+        }
+        /* Take the stream over: replay what came after the last id seen. */
+        if (st->attached) {
+            pthread_mutex_lock(&st->attached->mu);
+            st->attached->close_stream = 1;
+            st->attached->st = NULL;
+            wake(st->attached);
+            pthread_mutex_unlock(&st->attached->mu);
+        }
+        st->attached = r;
+        pthread_mutex_lock(&r->mu);
+        r->st = st;
+        r->mode = MODE_SSE;
+        for (size_t i = 0; i < st->nevents; i++) {
+            event *e = &st->events[(st->first + i) % MAX_REPLAY_EVENTS];
+            if (e->seq > seq)
+                push_bytes(r, e->text, e->len);
+        }
+        if (st->final)
+            r->got_final = 1;
+        pthread_mutex_unlock(&r->mu);
+    } else {
+        if (s->get) {
+            pthread_mutex_unlock(&s->mu);
+            return reply_plain(mc, MHD_HTTP_CONFLICT, "Conflict: this session already has a GET stream");
+        }
+        stream *st = stream_new(s, NULL);
+        if (!st) {
+            pthread_mutex_unlock(&s->mu);
+            return reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: too many streams");
+        }
+        st->attached = r;
+        s->get = r;
+        pthread_mutex_lock(&r->mu);
+        r->st = st;
+        r->mode = MODE_SSE;
+        pthread_mutex_unlock(&r->mu);
+        stream_prime(hs, st, r);
+    }
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&r->mu);
+    enum MHD_Result res = respond(r);
+    pthread_mutex_unlock(&r->mu);
+    active_add(r);
+    return res;
+}
+
+static enum MHD_Result handle_delete(hreq *r)
+{
+    const char *sid = header(r->mc, "Mcp-Session-Id");
+    const char *hv = header(r->mc, "MCP-Protocol-Version");
+    if (!sid || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))
+        return reply_plain(r->mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed: DELETE ends legacy sessions only");
+    session *s = session_get(r->hs, sid);
+    if (!s)
+        return reply_plain(r->mc, MHD_HTTP_NOT_FOUND, "Not Found: unknown or expired session");
+    session_close(r->hs, s);
+    session_unref(s);
+    return queue(r->mc, MHD_HTTP_OK, text_response("", 0, NULL));
+}
+
+static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
+                                      const char *version, const char *upload_data, size_t *upload_data_size,
+                                      void **con_cls)
+{
+    (void)version;
+    mcp_http_server *hs = cls;
+    hreq *r = *con_cls;
+    if (!r) {
+        /* First call: headers are in; check everything that needs no body. */
+        r = mcp__calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        pthread_mutex_init(&r->mu, NULL);
+        r->refs = 1; /* libmicrohttpd's, dropped in request_completed */
+        r->hs = hs;
+        r->mc = mc;
+        r->started = now_ms();
+        mcp_buf_init(&r->body, hs->srv->opts.max_message);
+        r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
+                  : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
+        *con_cls = r;
+        if (strcmp(url, hs->path) != 0)
+            return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found");
+        /* DNS rebinding: the Host and the Origin must name an allowed host. */
+        if (!hs->any_origin) {
+            if (!host_allowed(hs, header(mc, "Host")))
+                return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed");
+            if (!origin_allowed(hs, header(mc, "Origin")))
+                return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
+        }
+        if (r->method == M_POST) {
+            const char *ct = header(mc, "Content-Type");
+            if (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' '))
+                return reply_plain(mc, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                                   "Unsupported Media Type: POST bodies are application/json");
+            const char *acc = header(mc, "Accept");
+            r->accept_json = accepts(acc, "application/json");
+            r->accept_sse = accepts(acc, "text/event-stream");
+            if (!r->accept_json && !r->accept_sse)
+                return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE,
+                                   "Not Acceptable: accept application/json and text/event-stream");
+            const char *cl = header(mc, "Content-Length");
+            if (cl && strtoull(cl, NULL, 10) > hs->srv->opts.max_message)
+                return reply_rpc_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, NULL, MCP_RPC_INVALID_REQUEST,
+                                       "Invalid Request: body exceeds the size limit");
+        }
+        return MHD_YES;
+    }
+    if (r->queued || r->ended)
+        return MHD_YES;
+    if (*upload_data_size) {
+        if (!r->too_big && mcp_buf_append(&r->body, upload_data, *upload_data_size) != MCP_OK)
+            r->too_big = 1;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->conn || r->sess) {
+        /* Called again after a resume: the response can now be decided. */
+        pthread_mutex_lock(&r->mu);
+        enum MHD_Result res = respond(r);
+        pthread_mutex_unlock(&r->mu);
+        return res;
+    }
+    pthread_mutex_lock(&hs->mu);
+    int stopping = hs->stopping;
+    pthread_mutex_unlock(&hs->mu);
+    if (stopping)
+        return reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: shutting down");
+    switch (r->method) {
+    case M_POST:
+        return handle_post(r);
+    case M_GET:
+        return handle_get(r);
+    case M_DELETE:
+        return handle_delete(r);
+    default:
+        return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed");
+    }
+}
+
+/* libmicrohttpd is done with a request: on a broken stream, cancel (2026-07-28). */
+static void request_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+                              enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)mc;
+    hreq *r = *con_cls;
+    if (!r)
+        return;
+    *con_cls = NULL;
+    pthread_mutex_lock(&r->mu);
+    r->ended = 1;
+    int got_final = r->got_final;
+    pthread_mutex_unlock(&r->mu);
+    session *s = r->sess;
+    if (s) {
+        pthread_mutex_lock(&s->mu);
+        for (hreq **pp = &s->pending; *pp; pp = &(*pp)->pending_next)
+            if (*pp == r) {
+                *pp = r->pending_next;
+                break;
+            }
+        if (s->get == r)
+            s->get = NULL;
+        if (s->current == r)
+            s->current = NULL;
+        /* A legacy stream outlives its connection, for Last-Event-ID. */
+        if (r->st && r->st->attached == r) {
+            r->st->attached = NULL;
+            if (r->st->final || r->st->req.type == MCP_RPC_ID_NONE) {
+                for (stream **pp = &s->streams; *pp; pp = &(*pp)->next)
+                    if (*pp == r->st) {
+                        *pp = r->st->next;
+                        stream_free(r->st);
+                        break;
+                    }
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+        session_unref(s);
+        r->sess = NULL;
+    } else if (r->conn) {
+        /* 2026-07-28: the request lives and dies with its stream. A client that
+         * left before the answer cancelled it (the spec says so). */
+        (void)toe;
+        (void)got_final;
+        mcp_conn_close(r->conn, 0);
+        mcp_conn_free(r->conn);
+        r->conn = NULL;
+    }
+    hreq_unref(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start and stop                                                            */
+
+static char **strv_dup(const char *const *v, const char *const *defaults, const char *extra)
+{
+    const char *const *src = v ? v : defaults;
+    size_t n = 0;
+    while (src[n])
+        n++;
+    char **out = mcp__calloc(n + 2, sizeof *out);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(out[o++] = dup_str(src[i])))
+            goto fail;
+    if (extra && !v && !(out[o++] = dup_str(extra)))
+        goto fail;
+    return out;
+fail:
+    for (size_t i = 0; out[i]; i++)
+        mcp_free(out[i]);
+    mcp_free(out);
+    return NULL;
+}
+
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        mcp_free(v[i]);
+    mcp_free(v);
+}
+
+static void hs_free(mcp_http_server *hs)
+{
+    strv_free(hs->hosts);
+    strv_free(hs->origins);
+    mcp_free(hs->path);
+    pthread_mutex_destroy(&hs->mu);
+    pthread_cond_destroy(&hs->cv);
+    mcp_free(hs);
+}
+
+static int is_loopback_name(const char *h)
+{
+    return !strcmp(h, "127.0.0.1") || !strcmp(h, "localhost") || !strcmp(h, "::1") || !strcmp(h, "[::1]");
+}
+
+mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts, mcp_error *err)
+{
+    if (!out || !srv)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out and srv are required");
+    mcp_http_opts o;
+    if (opts)
+        o = *opts;
+    else
+        memset(&o, 0, sizeof o);
+    const char *host = o.host ? o.host : "127.0.0.1";
+    const char *path = o.path ? o.path : DEFAULT_PATH;
+    if (path[0] != '/')
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "the endpoint path must start with '/'");
+    mcp_http_server *hs = mcp__calloc(1, sizeof *hs);
+    if (!hs)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    pthread_mutex_init(&hs->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&hs->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    hs->srv = srv;
+    hs->any_origin = o.allow_any_origin;
+    hs->max_sessions = o.max_sessions ? o.max_sessions : DEFAULT_MAX_SESSIONS;
+    hs->session_idle_ms = o.session_idle_ms ? o.session_idle_ms : DEFAULT_SESSION_IDLE_MS;
+    hs->retry_ms = o.retry_ms ? o.retry_ms : DEFAULT_RETRY_MS;
+    hs->keepalive_ms = o.keepalive_ms ? o.keepalive_ms : DEFAULT_KEEPALIVE_MS;
+    hs->legacy_sse = o.legacy_sse;
+    static const char *const default_hosts[] = {"localhost", "127.0.0.1", "[::1]", NULL};
+    char bound_host[300];
+    snprintf(bound_host, sizeof bound_host, strchr(host, ':') ? "[%s]" : "%s", host);
+    for (char *p = bound_host; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p + 32);
+    hs->path = dup_str(path);
+    hs->hosts = strv_dup(o.allowed_hosts, default_hosts, is_loopback_name(host) ? NULL : bound_host);
+    if (!hs->path || !hs->hosts) {
+        hs_free(hs);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    if (o.allowed_origins) {
+        hs->origins = strv_dup(o.allowed_origins, NULL, NULL);
+    } else {
+        /* http and https on every allowed host, any port. */
+        size_t n = 0;
+        while (hs->hosts[n])
+            n++;
+        hs->origins = mcp__calloc(2 * n + 1, sizeof *hs->origins);
+        for (size_t i = 0; hs->origins && i < n; i++) {
+            char b[400];
+            snprintf(b, sizeof b, "http://%s", hs->hosts[i]);
+            hs->origins[2 * i] = dup_str(b);
+            snprintf(b, sizeof b, "https://%s", hs->hosts[i]);
+            hs->origins[2 * i + 1] = dup_str(b);
+        }
+    }
+    if (!hs->origins) {
+        hs_free(hs);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)o.port);
+    } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)o.port);
+        flags |= MHD_USE_IPv6;
+    } else if (!strcmp(host, "localhost")) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)o.port);
+        a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    } else {
+        hs_free(hs);
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "%s is not an IP address to bind", host);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = o.threads ? o.threads : (unsigned)(cores > 0 ? cores : 1);
+    hs->mhd = MHD_start_daemon(flags, (uint16_t)o.port, NULL, NULL, access_handler, hs, MHD_OPTION_SOCK_ADDR,
+                               (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, threads,
+                               MHD_OPTION_CONNECTION_LIMIT,
+                               o.max_connections ? o.max_connections : DEFAULT_MAX_CONNECTIONS,
+                               MHD_OPTION_CONNECTION_TIMEOUT,
+                               o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_CONN_TIMEOUT_S,
+                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs, MHD_OPTION_END);
+    if (!hs->mhd) {
+        int e = errno;
+        hs_free(hs);
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot listen on %s:%u: %s", host, o.port,
+                         e ? strerror(e) : "libmicrohttpd refused to start");
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(hs->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    hs->port = di ? di->port : o.port;
+    if (pthread_create(&hs->ticker, NULL, ticker_main, hs) != 0) {
+        MHD_stop_daemon(hs->mhd);
+        hs_free(hs);
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot start the HTTP ticker thread");
+    }
+    hs->ticker_started = 1;
+    *out = hs;
+    return MCP_OK;
+}
+
+unsigned mcp_http_server_port(const mcp_http_server *hs)
+{
+    return hs ? hs->port : 0;
+}
+
+void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
+{
+    if (!hs)
+        return;
+    pthread_mutex_lock(&hs->mu);
+    hs->stopping = 1;
+    pthread_cond_broadcast(&hs->cv);
+    session *sessions = hs->sessions;
+    hs->sessions = NULL;
+    hs->nsessions = 0;
+    for (session *s = sessions; s; s = s->next)
+        s->closed = 1;
+    pthread_mutex_unlock(&hs->mu);
+    /* Let calls in flight finish (their answers still go out), then cancel. */
+    for (session *s = sessions; s; s = s->next)
+        mcp_conn_close(s->conn, grace_ms);
+    if (hs->ticker_started)
+        pthread_join(hs->ticker, NULL);
+    MHD_stop_daemon(hs->mhd); /* ends every request: request_completed runs for each */
+    while (sessions) {
+        session *n = sessions->next;
+        session_unref(sessions);
+        sessions = n;
+    }
+    while (hs->active) {
+        hreq *r = hs->active;
+        hs->active = r->active_next;
+        hreq_unref(r);
+    }
+    hs_free(hs);
+}
+
+mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error *err)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    mcp_http_server *hs;
+    mcp_status st = mcp_http_server_start(&hs, srv, opts, err);
+    if (st)
+        return st;
+    int sig;
+    sigwait(&set, &sig);
+    mcp_http_server_stop(hs, 5000);
+    return MCP_OK;
+}
+
+mcp_status mcp_http_parse_listen(const char *spec, mcp_http_opts *opts, char *host_buf, size_t host_buf_len)
+{
+    if (!spec || !opts || !host_buf || !host_buf_len)
+        return MCP_ERR_INVALID_ARG;
+    const char *port = spec;
+    if (spec[0] == '[') {
+        const char *close = strchr(spec, ']');
+        if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= host_buf_len)
+            return MCP_ERR_INVALID_ARG;
+        memcpy(host_buf, spec + 1, (size_t)(close - spec - 1));
+        host_buf[close - spec - 1] = '\0';
+        opts->host = host_buf;
+        port = close + 2;
+    } else if (strrchr(spec, ':')) {
+        const char *colon = strrchr(spec, ':');
+        if ((size_t)(colon - spec) >= host_buf_len)
+            return MCP_ERR_INVALID_ARG;
+        memcpy(host_buf, spec, (size_t)(colon - spec));
+        host_buf[colon - spec] = '\0';
+        opts->host = host_buf;
+        port = colon + 1;
+    }
+    char *end;
+    unsigned long p = strtoul(port, &end, 10);
+    if (!*port || *end || p > 65535)
+        return MCP_ERR_INVALID_ARG;
+    opts->port = (unsigned)p;
+    return MCP_OK;
+}

