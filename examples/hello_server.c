@@ -1,6 +1,7 @@
 /*
  * The smallest useful MCP server: one tool, served over stdio.
- * Build it, then add it to an MCP client as the command to run.
+ * Build it, then add it to an MCP client as the command to run, or serve
+ * it over Streamable HTTP with --http [HOST:]PORT.
  */
 #include <mcp/mcp.h>
 
@@ -22,6 +23,11 @@ int main(int argc, char **argv)
     mcp_server_opts opts = {0};
     opts.name = "hello";
     opts.version = "1.0.0";
+    mcp_http_opts http = {0};
+    char host[64];
+    int use_http = argc == 3 && strcmp(argv[1], "--http") == 0; /* --http [HOST:]PORT */
+    if (use_http && mcp_http_parse_listen(argv[2], &http, host, sizeof host) != MCP_OK)
+        return 2;
     if (argc == 3 && strcmp(argv[1], "--transcript") == 0)
         opts.transcript_path = argv[2]; /* every frame in and out, as JSON lines */
     mcp_server *srv;
@@ -45,7 +51,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    mcp_status st = mcp_stdio_serve(srv, NULL); /* until stdin closes */
+    /* stdio until stdin closes, or HTTP until SIGINT/SIGTERM */
+    mcp_status st = use_http ? mcp_http_serve(srv, &http, &err) : mcp_stdio_serve(srv, NULL);
     mcp_server_free(srv);
     return st == MCP_OK ? 0 : 1;
 }

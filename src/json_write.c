@@ -54,6 +54,21 @@ mcp_status mcp_jw_finish(mcp_jw *w)
     return MCP_OK;
 }
 
+/*
+ * Appends one byte. Inline for the common case, where the buffer has room:
+ * mcp_buf never allocates past its max, so checking the free room is
+ * enough.
+ */
+static inline mcp_status put_byte(mcp_buf *b, char c)
+{
+    if (MCP__LIKELY(b->data && b->cap - b->len >= 2)) {
+        b->data[b->len++] = c;
+        b->data[b->len] = '\0';
+        return MCP_OK;
+    }
+    return mcp_buf_append(b, &c, 1);
+}
+
 /* Position check and comma before any value (scalar or container). */
 static mcp_status before_value(mcp_jw *w)
 {
@@ -69,7 +84,7 @@ static mcp_status before_value(mcp_jw *w)
         return MCP_OK;
     }
     if (bit_get(w->has_item, lvl)) {
-        mcp_status st = mcp_buf_append(w->buf, ",", 1);
+        mcp_status st = put_byte(w->buf, ',');
         if (st)
             return fail(w, st);
     } else {
@@ -90,16 +105,39 @@ static inline void after_value(mcp_jw *w)
 static const char g_hex[] = "0123456789abcdef";
 
 /*
- * Appends the quoted, escaped form of s[0..n) to b. With `validate`, bytes
- * >= 0x80 must form valid UTF-8 (strings from a parsed document already
- * do, so splicing skips that).
+ * 1 when no byte of s[0..n) needs escaping or UTF-8 checking (printable
+ * ASCII other than '"' and '\\'): most keys and many values. Reads whole
+ * words, the last one overlapping the previous (its bytes were already
+ * found plain), so short strings cost one or two loads.
  */
-static mcp_status put_str(mcp_buf *b, const unsigned char *s, size_t n, int validate)
+static inline int plain_ascii(const unsigned char *s, size_t n)
+{
+    uint64_t w;
+    if (n >= 8) {
+        size_t j = 0;
+        for (; j + 8 < n; j += 8) {
+            memcpy(&w, s + j, 8);
+            if (mcp__str_special(w))
+                return 0;
+        }
+        memcpy(&w, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + n - 4, 4);
+        w = (uint64_t)lo | (uint64_t)hi << 32;
+    } else {
+        w = MCP__ONES * 'a'; /* padding that needs no escaping */
+        for (size_t j = 0; j < n; j++)
+            w = (w << 8) | s[j];
+    }
+    return mcp__str_special(w) == 0;
+}
+
+/* put_str() for strings that need escaping or UTF-8 checks; `b` has room for n + 2 bytes. */
+static mcp_status put_str_slow(mcp_buf *b, const unsigned char *s, size_t n, int validate)
 {
     mcp_status st = MCP_OK;
-    if (MCP__UNLIKELY(!b->data || b->cap - b->len < n || b->cap - b->len - n < 3) &&
-        (st = mcp_buf_reserve(b, n + 2)))
-        return st;
     size_t base_len = b->len;
     b->data[b->len++] = '"';
     size_t i = 0;
@@ -181,6 +219,30 @@ undo:
     return st;
 }
 
+/*
+ * Appends the quoted, escaped form of s[0..n) to b. With `validate`, bytes
+ * >= 0x80 must form valid UTF-8 (strings from a parsed document already
+ * do, so splicing skips that). Inline: most strings need no escaping and
+ * take one copy.
+ */
+static inline mcp_status put_str(mcp_buf *b, const unsigned char *s, size_t n, int validate)
+{
+    mcp_status st;
+    if (MCP__UNLIKELY(!b->data || b->cap - b->len < n || b->cap - b->len - n < 3) &&
+        (st = mcp_buf_reserve(b, n + 2)))
+        return st;
+    if (!plain_ascii(s, n))
+        return put_str_slow(b, s, n, validate);
+    char *o = b->data + b->len;
+    o[0] = '"';
+    if (n) /* s may be NULL when n is 0 */
+        memcpy(o + 1, s, n);
+    o[n + 1] = '"';
+    o[n + 2] = '\0';
+    b->len += n + 2;
+    return MCP_OK;
+}
+
 mcp_status mcp_json_quote(mcp_buf *buf, const char *s, size_t len)
 {
     if (!buf || (!s && len))
@@ -198,7 +260,7 @@ static mcp_status begin(mcp_jw *w, int is_obj)
         return st;
     if (w->depth >= MCP_JW_MAX_DEPTH)
         return fail(w, MCP_ERR_LIMIT);
-    if ((st = mcp_buf_append(w->buf, is_obj ? "{" : "[", 1)))
+    if ((st = put_byte(w->buf, is_obj ? '{' : '[')))
         return fail(w, st);
     bit_set(w->is_obj, w->depth, is_obj);
     bit_set(w->has_item, w->depth, 0);
@@ -212,7 +274,7 @@ static mcp_status end(mcp_jw *w, int is_obj)
         return w->status;
     if (w->depth == 0 || bit_get(w->is_obj, w->depth - 1) != is_obj || w->after_key)
         return fail(w, MCP_ERR_STATE);
-    mcp_status st = mcp_buf_append(w->buf, is_obj ? "}" : "]", 1);
+    mcp_status st = put_byte(w->buf, is_obj ? '}' : ']');
     if (st)
         return fail(w, st);
     w->depth--;
@@ -236,12 +298,12 @@ mcp_status mcp_jw_keyn(mcp_jw *w, const char *key, size_t len)
     unsigned lvl = w->depth - 1;
     mcp_status st;
     if (bit_get(w->has_item, lvl)) {
-        if ((st = mcp_buf_append(w->buf, ",", 1)))
+        if ((st = put_byte(w->buf, ',')))
             return fail(w, st);
     }
     if ((st = put_str(w->buf, (const unsigned char *)key, len, 1)))
         return fail(w, st);
-    if ((st = mcp_buf_append(w->buf, ":", 1)))
+    if ((st = put_byte(w->buf, ':')))
         return fail(w, st);
     bit_set(w->has_item, lvl, 1);
     w->after_key = 1;

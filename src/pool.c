@@ -17,6 +17,8 @@ struct mcp__pool {
     unsigned queued;       /* jobs in the queue */
     unsigned queue_max;    /* capacity of the queue */
     int stopping;          /* no new jobs; workers exit when the queue is empty */
+    unsigned idle;         /* workers waiting for a job */
+    unsigned waking;       /* of those, how many were signalled and have not run yet */
     unsigned nthreads;     /* started workers */
     pthread_t *threads;    /* their handles */
 };
@@ -26,8 +28,13 @@ static void *worker(void *arg)
     mcp__pool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->head && !p->stopping)
+        while (!p->head && !p->stopping) {
+            p->idle++;
             pthread_cond_wait(&p->cv, &p->mu);
+            p->idle--;
+            if (p->waking)
+                p->waking--;
+        }
         mcp__job *j = p->head;
         if (!j)
             break; /* stopping and drained */
@@ -93,8 +100,16 @@ mcp_status mcp__pool_submit(mcp__pool *p, mcp__job *job)
     p->tail = job;
     job->queued = 1;
     p->queued++;
-    pthread_cond_signal(&p->cv);
+    /* Wake a worker only when one sleeps and is not already being woken
+     * (busy ones take the job when they finish), and after unlocking: a
+     * worker woken while the lock is still held would at once block on it
+     * again, a second wake-up per job. */
+    int wake = p->idle > p->waking;
+    if (wake)
+        p->waking++;
     pthread_mutex_unlock(&p->mu);
+    if (wake)
+        pthread_cond_signal(&p->cv);
     return MCP_OK;
 }
 

@@ -78,16 +78,33 @@ mcp_status mcp_rpc_decode_json(mcp_rpc_msg *out, const mcp_json *root, mcp_error
     memset(&m, 0, sizeof m);
     m.root = root;
 
-    const mcp_json *id = mcp_json_get(root, "id");
-    const mcp_json *method = mcp_json_get(root, "method");
-    const mcp_json *result = mcp_json_get(root, "result");
-    const mcp_json *error = mcp_json_get(root, "error");
+    /* The envelope's members in one pass over the object rather than a
+     * lookup each; as with mcp_json_get(), the last of duplicate keys wins. */
+    const mcp_json *id = NULL, *method = NULL, *result = NULL, *error = NULL, *jsonrpc = NULL, *params = NULL;
+    size_t nmembers = mcp_json_len(root);
+    for (size_t i = 0; i < nmembers; i++) {
+        size_t kl;
+        const char *k = mcp_json_key_at(root, i, &kl);
+        const mcp_json *v = mcp_json_value_at(root, i);
+        if (kl == 2 && memcmp(k, "id", 2) == 0)
+            id = v;
+        else if (kl == 5 && memcmp(k, "error", 5) == 0)
+            error = v;
+        else if (kl == 6 && memcmp(k, "method", 6) == 0)
+            method = v;
+        else if (kl == 6 && memcmp(k, "result", 6) == 0)
+            result = v;
+        else if (kl == 6 && memcmp(k, "params", 6) == 0)
+            params = v;
+        else if (kl == 7 && memcmp(k, "jsonrpc", 7) == 0)
+            jsonrpc = v;
+    }
     /* Only a well-formed id is worth echoing back. */
     const mcp_json *good_id = id;
     if (id && mcp_json_typeof(id) != MCP_JSON_INT && mcp_json_typeof(id) != MCP_JSON_STRING)
         good_id = NULL;
 
-    if (!mcp_json_str_eq(mcp_json_get(root, "jsonrpc"), "2.0"))
+    if (!mcp_json_str_eq(jsonrpc, "2.0"))
         return invalid(err, good_id, "\"jsonrpc\" must be the string \"2.0\"");
 
     if (method) {
@@ -96,7 +113,6 @@ mcp_status mcp_rpc_decode_json(mcp_rpc_msg *out, const mcp_json *root, mcp_error
         if (result || error)
             return invalid(err, good_id, "a request must not carry \"result\" or \"error\"");
         m.method = mcp_json_str(method, &m.method_len);
-        const mcp_json *params = mcp_json_get(root, "params");
         if (params) {
             mcp_json_type t = mcp_json_typeof(params);
             if (t != MCP_JSON_OBJECT && t != MCP_JSON_ARRAY)

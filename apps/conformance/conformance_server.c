@@ -6,7 +6,7 @@
  * complete example of that API: each tool below is small and shows one
  * thing.
  *
- * usage: mcp-server-conformance [--http [HOST:]PORT] [--transcript FILE]
+ * usage: mcp-server-conformance [--http [HOST:]PORT [--legacy-sse]] [--transcript FILE]
  */
 #include <mcp/mcp.h>
 
@@ -748,13 +748,16 @@ int main(int argc, char **argv)
     o.version = "1.0.0";
     o.list_ttl_ms = 300000;
     const char *http = NULL;
+    int legacy_sse = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--transcript") && i + 1 < argc) {
+        if (!strcmp(argv[i], "--legacy-sse")) {
+            legacy_sse = 1;
+        } else if (!strcmp(argv[i], "--transcript") && i + 1 < argc) {
             o.transcript_path = argv[++i];
         } else if (!strcmp(argv[i], "--http") && i + 1 < argc) {
             http = argv[++i];
         } else {
-            fprintf(stderr, "usage: mcp-server-conformance [--http [HOST:]PORT] [--transcript FILE]\n");
+            fprintf(stderr, "usage: mcp-server-conformance [--http [HOST:]PORT [--legacy-sse]] [--transcript FILE]\n");
             return 2;
         }
     }
@@ -795,6 +798,7 @@ int main(int argc, char **argv)
             return 2;
         }
         ho.retry_ms = 5000;
+        ho.legacy_sse = legacy_sse;
         /* Like mcp_http_serve(), but the bound port is printed (port 0 picks one). */
         sigset_t set;
         sigemptyset(&set);

@@ -102,6 +102,7 @@ struct session {
     hreq *get;           /* the standalone GET stream, or NULL */
     int refs;            /* requests using it + the table (under hs->mu) */
     int closed;          /* DELETEd or expired: unknown from now on */
+    hreq *sse;           /* HTTP+SSE (2024-11-05) transport: the GET /sse stream, or NULL */
     uint64_t last_used;  /* monotonic ms */
 };
 
@@ -122,6 +123,7 @@ struct hreq {
     mcp_rpc_id id;              /* the JSON-RPC request id */
     char *id_str;               /* owned copy of a string id */
     int is_request;             /* the POST carries a request (else 202) */
+    int legacy_path;            /* HTTP+SSE transport: 1 = GET /sse, 2 = POST /messages */
     int accept_json;            /* Accept allows application/json */
     int accept_sse;             /* Accept allows text/event-stream */
     char new_session[40];       /* Mcp-Session-Id to return (initialize), or "" */
@@ -674,6 +676,37 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
     return MCP_OK;
 }
 
+/*
+ * Router of a session on the deprecated HTTP+SSE transport (2024-11-05):
+ * every frame goes down the one GET /sse stream as an "event: message".
+ */
+static mcp_status route_sse_transport(const char *data, size_t len, const mcp_rpc_id *related, int final, void *ud)
+{
+    (void)related;
+    session *s = ud;
+    if (!data || final == 2)
+        return MCP_OK;
+    pthread_mutex_lock(&s->mu);
+    hreq *r = s->sse;
+    mcp_status st = MCP_ERR_CLOSED;
+    if (r) {
+        size_t n = len + 32;
+        char *ev = mcp_malloc(n);
+        if (ev) {
+            memcpy(ev, "event: message\ndata: ", 21);
+            memcpy(ev + 21, data, len);
+            memcpy(ev + 21 + len, "\n\n", 2);
+            pthread_mutex_lock(&r->mu);
+            if (!r->ended && push_bytes(r, ev, 21 + len + 2))
+                st = MCP_OK;
+            pthread_mutex_unlock(&r->mu);
+            mcp_free(ev);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                  */
 
@@ -728,7 +761,7 @@ static session *session_get(mcp_http_server *hs, const char *id)
     return s;
 }
 
-static mcp_status session_create(mcp_http_server *hs, session **out)
+static mcp_status session_create_with(mcp_http_server *hs, session **out, mcp__route_fn route)
 {
     session *s = mcp__calloc(1, sizeof *s);
     if (!s)
@@ -748,8 +781,8 @@ static mcp_status session_create(mcp_http_server *hs, session **out)
         mcp_free(s);
         return st;
     }
-    /* Every frame goes through the router (route_session); `send` is unused. */
-    mcp__conn_set_route(s->conn, route_session, s);
+    /* Every frame goes through the router; `send` is unused. */
+    mcp__conn_set_route(s->conn, route, s);
     pthread_mutex_lock(&hs->mu);
     if (hs->nsessions >= hs->max_sessions || hs->stopping) {
         pthread_mutex_unlock(&hs->mu);
@@ -766,6 +799,11 @@ static mcp_status session_create(mcp_http_server *hs, session **out)
     pthread_mutex_unlock(&hs->mu);
     *out = s;
     return MCP_OK;
+}
+
+static mcp_status session_create(mcp_http_server *hs, session **out)
+{
+    return session_create_with(hs, out, route_session);
 }
 
 /* Ends a session (DELETE, expiry, shutdown): unknown from now on. */
@@ -1323,6 +1361,57 @@ static enum MHD_Result handle_delete(hreq *r)
     return queue(r->mc, MHD_HTTP_OK, text_response("", 0, NULL));
 }
 
+/* ---- the deprecated HTTP+SSE transport (2024-11-05) ---- */
+
+/* GET /sse: a new session whose every message travels on this stream. */
+static enum MHD_Result handle_sse_open(hreq *r)
+{
+    mcp_http_server *hs = r->hs;
+    if (!accepts(header(r->mc, "Accept"), "text/event-stream"))
+        return reply_plain(r->mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET /sse streams text/event-stream");
+    session *s;
+    mcp_status st = session_create_with(hs, &s, route_sse_transport);
+    if (st)
+        return reply_plain(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: too many sessions");
+    r->sess = s;
+    r->accept_sse = 1;
+    pthread_mutex_lock(&s->mu);
+    s->sse = r;
+    pthread_mutex_unlock(&s->mu);
+    char ev[160];
+    int n = snprintf(ev, sizeof ev, "event: endpoint\ndata: /messages?sessionId=%s\n\n", s->id);
+    pthread_mutex_lock(&r->mu);
+    r->mode = MODE_SSE;
+    push_bytes(r, ev, (size_t)n);
+    enum MHD_Result res = respond(r);
+    pthread_mutex_unlock(&r->mu);
+    active_add(r);
+    return res;
+}
+
+/* POST /messages?sessionId=...: a frame for the session; answers go down its stream. */
+static enum MHD_Result handle_sse_message(hreq *r)
+{
+    mcp_http_server *hs = r->hs;
+    const char *sid = MHD_lookup_connection_value(r->mc, MHD_GET_ARGUMENT_KIND, "sessionId");
+    if (!sid)
+        return reply_plain(r->mc, MHD_HTTP_BAD_REQUEST, "Bad Request: missing sessionId");
+    session *s = session_get(hs, sid);
+    if (!s || !s->sse) {
+        if (s)
+            session_unref(s);
+        return reply_plain(r->mc, MHD_HTTP_NOT_FOUND, "Not Found: unknown session");
+    }
+    if (r->too_big) {
+        session_unref(s);
+        return reply_plain(r->mc, MHD_HTTP_CONTENT_TOO_LARGE, "Content Too Large");
+    }
+    /* The connection decodes it and answers on the stream (errors too). */
+    mcp_conn_recv(s->conn, r->body.data ? r->body.data : "", r->body.len);
+    session_unref(s);
+    return queue(r->mc, MHD_HTTP_ACCEPTED, text_response("Accepted", 8, "text/plain"));
+}
+
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
                                       const char *version, const char *upload_data, size_t *upload_data_size,
                                       void **con_cls)
@@ -1344,7 +1433,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
         r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
                   : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
         *con_cls = r;
-        if (strcmp(url, hs->path) != 0)
+        if (hs->legacy_sse && (!strcmp(url, "/sse") || !strcmp(url, "/messages")))
+            r->legacy_path = !strcmp(url, "/sse") ? 1 : 2;
+        else if (strcmp(url, hs->path) != 0)
             return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found");
         /* DNS rebinding: the Host and the Origin must name an allowed host. */
         if (!hs->any_origin) {
@@ -1391,6 +1482,12 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     pthread_mutex_unlock(&hs->mu);
     if (stopping)
         return reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: shutting down");
+    if (r->legacy_path == 1 && r->method == M_GET)
+        return handle_sse_open(r);
+    if (r->legacy_path == 2 && r->method == M_POST)
+        return handle_sse_message(r);
+    if (r->legacy_path)
+        return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed");
     switch (r->method) {
     case M_POST:
         return handle_post(r);
@@ -1427,6 +1524,9 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
             }
         if (s->get == r)
             s->get = NULL;
+        int sse_done = s->sse == r;
+        if (sse_done)
+            s->sse = NULL;
         if (s->current == r)
             s->current = NULL;
         /* A legacy stream outlives its connection, for Last-Event-ID. */
@@ -1442,6 +1542,8 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
             }
         }
         pthread_mutex_unlock(&s->mu);
+        if (sse_done)
+            session_close(r->hs, s); /* HTTP+SSE: the session lives as long as its stream */
         session_unref(s);
         r->sess = NULL;
     } else if (r->conn) {
