@@ -742,6 +742,13 @@ static void *background(void *arg)
 
 int main(int argc, char **argv)
 {
+    /* SIGINT/SIGTERM are taken with sigwait(): block them before any thread
+     * starts (the server's workers inherit the mask). */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
     mcp_server_opts o;
     memset(&o, 0, sizeof o);
     o.name = "mcp-conformance-test-server";
@@ -800,11 +807,6 @@ int main(int argc, char **argv)
         ho.retry_ms = 5000;
         ho.legacy_sse = legacy_sse;
         /* Like mcp_http_serve(), but the bound port is printed (port 0 picks one). */
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &set, NULL);
         mcp_http_server *hs;
         st = mcp_http_server_start(&hs, g_srv, &ho, &err);
         if (st) {

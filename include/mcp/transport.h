@@ -63,7 +63,8 @@ typedef struct mcp_http_opts {
     unsigned max_connections;    /* open TCP connections; 0 = 1024 */
     unsigned max_sessions;       /* legacy sessions; 0 = 1024 */
     unsigned session_idle_ms;    /* legacy sessions expire after this idle time; 0 = 30 minutes */
-    unsigned connection_timeout_s; /* idle connections are closed after this; 0 = 60 */
+    unsigned connection_timeout_s; /* idle connections are closed after this, and a request body
+                                      must arrive within it; 0 = 60 */
     unsigned retry_ms;           /* the SSE `retry` hint (2025-11-25 streams); 0 = 1000 */
     unsigned keepalive_ms;       /* SSE keep-alive comments on waiting streams; 0 = 1000 */
     int legacy_sse;              /* nonzero: also serve the deprecated HTTP+SSE transport
@@ -101,8 +102,8 @@ MCP_API void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms);
 
 /**
  * Serves until SIGINT or SIGTERM, then stops gracefully (5 s grace).
- * Blocks those two signals in the calling thread (and so in the threads it
- * starts) and waits for them with sigwait().
+ * Installs handlers for those two signals while it runs (restoring the
+ * previous ones before it returns); call it from one thread only.
  * @return MCP_OK after a signal, or the error of mcp_http_server_start().
  */
 MCP_API mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error *err);

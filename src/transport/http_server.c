@@ -27,6 +27,7 @@
 #include "../internal.h"
 #include "../server_internal.h"
 #include "mcp/transport.h"
+#include "http_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include <netinet/in.h>
 #include <openssl/rand.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +162,7 @@ struct mcp_http_server {
     unsigned session_idle_ms;     /* expiry */
     unsigned retry_ms;            /* SSE retry hint */
     unsigned keepalive_ms;        /* SSE keep-alive period */
+    unsigned request_timeout_s;   /* longest time a request body may take to arrive */
     int legacy_sse;               /* HTTP+SSE (2024-11-05) transport on */
     pthread_mutex_t mu;           /* guards sessions, active, stopping */
     pthread_cond_t cv;            /* wakes the ticker */
@@ -223,7 +226,7 @@ static enum MHD_Result reply_plain(struct MHD_Connection *mc, unsigned status, c
 }
 
 /* Does a comma-separated header value (Accept) contain `type` (or a wildcard)? */
-static int accepts(const char *value, const char *type)
+int mcp__http_accepts(const char *value, const char *type)
 {
     if (!value)
         return 1; /* no Accept header: anything goes */
@@ -250,7 +253,7 @@ static int accepts(const char *value, const char *type)
 }
 
 /* Host without port: "[::1]:8080" -> "[::1]", "localhost:1" -> "localhost". */
-static size_t host_part(const char *h, char *out, size_t cap)
+size_t mcp__http_host_part(const char *h, char *out, size_t cap)
 {
     size_t n;
     if (h[0] == '[') {
@@ -271,7 +274,7 @@ static size_t host_part(const char *h, char *out, size_t cap)
 static int host_allowed(const mcp_http_server *hs, const char *host)
 {
     char h[256];
-    if (!host || !host_part(host, h, sizeof h))
+    if (!host || !mcp__http_host_part(host, h, sizeof h))
         return 0;
     for (char **p = hs->hosts; *p; p++)
         if (strcmp(*p, h) == 0)
@@ -987,6 +990,12 @@ static enum MHD_Result respond(hreq *r)
         r->queued = 1;
         return queue(r->mc, MHD_HTTP_OK, resp);
     }
+    if (r->close_stream) {
+        /* Shutting down before anything was decided: no answer will come. */
+        r->queued = 1;
+        return queue(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE,
+                     text_response("Service Unavailable: shutting down", 34, "text/plain"));
+    }
     /* Undecided: wait for the first frame (or the ticker). */
     r->suspended = 1;
     MHD_suspend_connection(r->mc);
@@ -997,7 +1006,7 @@ static enum MHD_Result respond(hreq *r)
 /* 2026-07-28 header checks                                                  */
 
 /* Trims optional whitespace and decodes "=?base64?...?=" strictly. */
-static int header_value(const char *raw, char *out, size_t cap, size_t *out_len)
+int mcp__http_header_value(const char *raw, char *out, size_t cap, size_t *out_len)
 {
     while (*raw == ' ' || *raw == '\t')
         raw++;
@@ -1046,7 +1055,7 @@ static int header_value(const char *raw, char *out, size_t cap, size_t *out_len)
 }
 
 /* Compares a header with a JSON value (strings exactly, numbers numerically, booleans). */
-static int header_matches(const char *h, size_t hl, const mcp_json *v)
+int mcp__http_header_matches(const char *h, size_t hl, const mcp_json *v)
 {
     switch (mcp_json_typeof(v)) {
     case MCP_JSON_STRING: {
@@ -1079,7 +1088,7 @@ static const char *check_standard_headers(hreq *r, const mcp_rpc_msg *m)
     const char *raw = header(r->mc, "Mcp-Method");
     if (!raw)
         return "missing Mcp-Method header";
-    if (!header_value(raw, v, sizeof v, &vl) || vl != m->method_len || memcmp(v, m->method, vl) != 0)
+    if (!mcp__http_header_value(raw, v, sizeof v, &vl) || vl != m->method_len || memcmp(v, m->method, vl) != 0)
         return "Mcp-Method header does not match the request's method";
     const char *want = NULL;
     if (mcp_rpc_method_is(m, "tools/call") || mcp_rpc_method_is(m, "prompts/get"))
@@ -1091,7 +1100,7 @@ static const char *check_standard_headers(hreq *r, const mcp_rpc_msg *m)
         raw = header(r->mc, "Mcp-Name");
         if (!raw)
             return "missing Mcp-Name header";
-        if (!header_value(raw, v, sizeof v, &vl) || !header_matches(v, vl, val))
+        if (!mcp__http_header_value(raw, v, sizeof v, &vl) || !mcp__http_header_matches(v, vl, val))
             return "Mcp-Name header does not match the request";
     }
     if (mcp_rpc_method_is(m, "tools/call")) {
@@ -1116,7 +1125,7 @@ static const char *check_standard_headers(hreq *r, const mcp_rpc_msg *m)
                     continue;
                 if (!raw)
                     why = "missing Mcp-Param header for a parameter marked x-mcp-header";
-                else if (!header_value(raw, v, sizeof v, &vl) || !header_matches(v, vl, val))
+                else if (!mcp__http_header_value(raw, v, sizeof v, &vl) || !mcp__http_header_matches(v, vl, val))
                     why = "Mcp-Param header does not match its argument";
             }
             mcp__tool_release(t);
@@ -1282,7 +1291,7 @@ static enum MHD_Result handle_get(hreq *r)
     if (!sid || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))
         return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED,
                            "Method Not Allowed: GET needs a legacy session (2026-07-28 uses subscriptions/listen)");
-    if (!accepts(header(mc, "Accept"), "text/event-stream"))
+    if (!mcp__http_accepts(header(mc, "Accept"), "text/event-stream"))
         return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET streams text/event-stream");
     session *s = session_get(hs, sid);
     if (!s)
@@ -1367,7 +1376,7 @@ static enum MHD_Result handle_delete(hreq *r)
 static enum MHD_Result handle_sse_open(hreq *r)
 {
     mcp_http_server *hs = r->hs;
-    if (!accepts(header(r->mc, "Accept"), "text/event-stream"))
+    if (!mcp__http_accepts(header(r->mc, "Accept"), "text/event-stream"))
         return reply_plain(r->mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET /sse streams text/event-stream");
     session *s;
     mcp_status st = session_create_with(hs, &s, route_sse_transport);
@@ -1450,8 +1459,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
                 return reply_plain(mc, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                                    "Unsupported Media Type: POST bodies are application/json");
             const char *acc = header(mc, "Accept");
-            r->accept_json = accepts(acc, "application/json");
-            r->accept_sse = accepts(acc, "text/event-stream");
+            r->accept_json = mcp__http_accepts(acc, "application/json");
+            r->accept_sse = mcp__http_accepts(acc, "text/event-stream");
             if (!r->accept_json && !r->accept_sse)
                 return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE,
                                    "Not Acceptable: accept application/json and text/event-stream");
@@ -1465,6 +1474,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     if (r->queued || r->ended)
         return MHD_YES;
     if (*upload_data_size) {
+        /* A body trickling in byte by byte holds a connection: bound the time. */
+        if (now_ms() - r->started > (uint64_t)hs->request_timeout_s * 1000u)
+            return MHD_NO;
         if (!r->too_big && mcp_buf_append(&r->body, upload_data, *upload_data_size) != MCP_OK)
             r->too_big = 1;
         *upload_data_size = 0;
@@ -1634,6 +1646,7 @@ mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const m
     hs->session_idle_ms = o.session_idle_ms ? o.session_idle_ms : DEFAULT_SESSION_IDLE_MS;
     hs->retry_ms = o.retry_ms ? o.retry_ms : DEFAULT_RETRY_MS;
     hs->keepalive_ms = o.keepalive_ms ? o.keepalive_ms : DEFAULT_KEEPALIVE_MS;
+    hs->request_timeout_s = o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_CONN_TIMEOUT_S;
     hs->legacy_sse = o.legacy_sse;
     static const char *const default_hosts[] = {"localhost", "127.0.0.1", "[::1]", NULL};
     char bound_host[300];
@@ -1738,6 +1751,32 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
         mcp_conn_close(s->conn, grace_ms);
     if (hs->ticker_started)
         pthread_join(hs->ticker, NULL);
+    /* libmicrohttpd refuses to stop with suspended connections: end every
+     * waiting request and stream, and wait until none is suspended. */
+    MHD_quiesce_daemon(hs->mhd);
+    for (int round = 0; round < 100; round++) {
+        int waiting = 0;
+        pthread_mutex_lock(&hs->mu);
+        for (hreq *r = hs->active; r; r = r->active_next) {
+            pthread_mutex_lock(&r->mu);
+            if (!r->ended) {
+                r->close_stream = 1;
+                wake(r);
+                waiting |= !r->queued || r->suspended;
+            }
+            pthread_mutex_unlock(&r->mu);
+        }
+        pthread_mutex_unlock(&hs->mu);
+        if (!waiting)
+            break;
+        struct timespec ts = {0, 20000000L};
+        nanosleep(&ts, NULL);
+    }
+    {
+        /* Give the daemon threads a moment to process the last resumptions. */
+        struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+    }
     MHD_stop_daemon(hs->mhd); /* ends every request: request_completed runs for each */
     while (sessions) {
         session *n = sessions->next;
@@ -1752,20 +1791,37 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
     hs_free(hs);
 }
 
+/* Signal handling for mcp_http_serve: the handler only posts a semaphore. */
+static sem_t g_stop_sem;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    sem_post(&g_stop_sem); /* async-signal-safe */
+}
+
 mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error *err)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
     mcp_http_server *hs;
     mcp_status st = mcp_http_server_start(&hs, srv, opts, err);
     if (st)
         return st;
-    int sig;
-    sigwait(&set, &sig);
+    /* Handlers rather than sigwait(): the server's threads may already run
+     * with these signals unblocked, and a handler works on whichever thread
+     * the kernel picks. The previous handlers come back afterwards. */
+    sem_init(&g_stop_sem, 0, 0);
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    while (sem_wait(&g_stop_sem) != 0 && errno == EINTR)
+        ;
     mcp_http_server_stop(hs, 5000);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sem_destroy(&g_stop_sem);
     return MCP_OK;
 }
 

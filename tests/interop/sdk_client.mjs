@@ -19,6 +19,9 @@ import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { spawn } from 'node:child_process';
 import {
     ElicitRequestSchema,
     ErrorCode,
@@ -578,8 +581,132 @@ async function surfaceChecks() {
     }
 }
 
+
+/* ---- over Streamable HTTP ---------------------------------------------------- */
+
+/* Starts mcp-test-server --http on a free loopback port; resolves to {url, proc}. */
+function startHttp(extra = []) {
+    return new Promise((resolve, reject) => {
+        const proc = spawn(testServer, ['--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '', err = '';
+        proc.stdout.on('data', (d) => {
+            out += d;
+            const m = out.match(/listening on (\S+)/);
+            if (m)
+                resolve({ url: m[1], proc, stderr: () => err });
+        });
+        proc.stderr.on('data', (d) => { err += d; });
+        proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${err}`)));
+    });
+}
+
+async function stopHttp(server) {
+    const done = new Promise((resolve) => server.proc.on('exit', (code, signal) => resolve({ code, signal })));
+    server.proc.kill('SIGTERM');
+    const { code, signal } = await done;
+    assert.equal(code, 0, `the HTTP server exits 0 on SIGTERM (signal ${signal}; stderr: ${server.stderr()})`);
+    assert.equal(server.stderr().match(/Sanitizer|runtime error:/), null, server.stderr());
+}
+
+async function httpChecks() {
+    let server;
+    try {
+        server = await startHttp(['--legacy-sse']);
+    } catch (e) {
+        await check('http.start', async () => { throw e; });
+        return;
+    }
+    const base = new URL(server.url);
+    try {
+        /* Stateful: the SDK's Streamable HTTP client opens a session. */
+        await check('http.session', async () => {
+            const transport = new StreamableHTTPClientTransport(base);
+            const client = new Client({ name: 'libmcp-interop', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+            client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Grace' } }));
+            await client.connect(transport);
+            assert.match(transport.sessionId, /^[0-9a-f]{32}$/);
+            assert.deepEqual(client.getServerVersion(), { name: 'fixture', version: '1.0.0' });
+            const tools = await client.listTools();
+            assert.equal(tools.tools[0].name, 'assessTypology');
+            const missing = await client.callTool({ name: 'assessTypology', arguments: {} });
+            assert.equal(missing.isError, true);
+            assert.equal(missing._meta.validationErrors[0].message, '/caseId: required property missing');
+            assert.deepEqual(await client.callTool({ name: 'assessTypology', arguments: { caseId: 'C-1' } }),
+                { content: [text('Case C-1: typology T01 (structuring) matched on 4 cash deposits.')] });
+            const seen = [];
+            await client.callTool({ name: 'progress', arguments: {} }, undefined, { onprogress: (p) => seen.push(p.progress) });
+            assert.deepEqual(seen, [1, 2, 3], 'progress travels on the call\'s SSE stream');
+            /* A server-to-client request on the POST stream, answered by a second POST. */
+            assert.deepEqual(await client.callTool({ name: 'askName', arguments: {} }), { content: [text('Hello, Grace!')] });
+            const e = await expectMcpError(client.callTool({ name: 'nope', arguments: {} }), ErrorCode.InvalidParams);
+            assert.ok(e.message.includes('Unknown tool: nope'));
+            await transport.terminateSession(); /* DELETE */
+            await client.close();
+        });
+
+        /* The deprecated HTTP+SSE transport (2024-11-05 clients). */
+        await check('http.legacy_sse_transport', async () => {
+            const transport = new SSEClientTransport(new URL('/sse', base));
+            const client = new Client({ name: 'libmcp-interop', version: '1.0.0' });
+            await client.connect(transport);
+            assert.deepEqual(await client.callTool({ name: 'assessTypology', arguments: { caseId: 'C-0' } }),
+                { content: [text('Case C-0 matches no typology.')] });
+            await client.close();
+        });
+
+        /* Stateless 2026-07-28 requests, as a modern client sends them. */
+        const modern = async (id, method, params, extraHeaders = {}) => {
+            const res = await fetch(base, {
+                method: 'POST',
+                headers: {
+                    'Content-Type': 'application/json',
+                    Accept: 'application/json, text/event-stream',
+                    'MCP-Protocol-Version': '2026-07-28',
+                    'Mcp-Method': method,
+                    ...extraHeaders
+                },
+                body: JSON.stringify({
+                    jsonrpc: '2.0', id, method,
+                    params: { ...params, _meta: {
+                        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                        'io.modelcontextprotocol/clientCapabilities': {}
+                    } }
+                })
+            });
+            const body = await res.text();
+            const frames = res.headers.get('content-type').startsWith('text/event-stream')
+                ? body.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)))
+                : [JSON.parse(body)];
+            return { status: res.status, frames, sessionId: res.headers.get('mcp-session-id') };
+        };
+        await check('http.stateless_call', async () => {
+            const r = await modern(1, 'tools/call', { name: 'assessTypology', arguments: { caseId: 'C-1' } },
+                { 'Mcp-Name': 'assessTypology' });
+            assert.equal(r.status, 200);
+            assert.equal(r.sessionId, null, 'no session in 2026-07-28');
+            assert.equal(r.frames.at(-1).result.resultType, 'complete');
+            assert.deepEqual(r.frames.at(-1).result.content,
+                [text('Case C-1: typology T01 (structuring) matched on 4 cash deposits.')]);
+        });
+        await check('http.stateless_founding_pair', async () => {
+            const r = await modern(2, 'tools/call', { name: 'assessTypology', arguments: {} }, { 'Mcp-Name': 'assessTypology' });
+            assert.equal(r.frames.at(-1).result.isError, true);
+            assert.equal(r.frames.at(-1).result._meta.validationErrors[0].message, '/caseId: required property missing');
+        });
+        await check('http.stateless_errors_and_status', async () => {
+            assert.equal((await modern(3, 'ping', {})).status, 404);
+            const wrongName = await modern(4, 'tools/call', { name: 'assessTypology', arguments: {} }, { 'Mcp-Name': 'other' });
+            assert.equal(wrongName.status, 400);
+            assert.equal(wrongName.frames[0].error.code, -32020);
+        });
+    } finally {
+        await check('http.graceful_stop', async () => stopHttp(server));
+    }
+}
+
 await fixtureChecks();
 await surfaceChecks();
+await httpChecks();
 await helloChecks();
 console.log(`sdk_client: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
