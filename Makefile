@@ -50,7 +50,7 @@ tsan:
 	@sh scripts/deps.sh $(TEST_PKGS)
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
-	@sh tests/run.sh build/tsan -R '^(unit|suite\.transcripts)'
+	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|stdio_hostile))'
 
 valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)

@@ -961,45 +961,52 @@ static void add_common_headers(hreq *r, struct MHD_Response *resp)
 }
 
 /*
- * Queues the response once it is decided (r->mu held): a JSON body, an SSE
- * stream, or a 202. Returns MHD_YES when the request should simply wait.
+ * Queues the response once it is decided: a JSON body, an SSE stream, or a
+ * 503 while stopping. Returns MHD_YES when the request should simply wait.
+ * Called without r->mu: the decision is taken under it, but the response is
+ * queued after unlocking, because libmicrohttpd calls sse_reader() with the
+ * response's own mutex held and sse_reader() then takes r->mu.
  */
 static enum MHD_Result respond(hreq *r)
 {
-    if (r->queued)
+    struct MHD_Response *resp = NULL;
+    unsigned status = MHD_HTTP_OK;
+    pthread_mutex_lock(&r->mu);
+    if (r->queued) {
+        pthread_mutex_unlock(&r->mu);
         return MHD_YES;
+    }
     if (r->mode == MODE_JSON && r->got_final) {
-        struct MHD_Response *resp = text_response(r->final_json ? r->final_json : "", r->final_len,
-                                                  "application/json");
-        if (!resp)
-            return MHD_NO;
-        add_common_headers(r, resp);
-        r->queued = 1;
-        return queue(r->mc, (unsigned)r->final_status, resp);
-    }
-    if (r->mode == MODE_SSE) {
-        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, r,
-                                                                      sse_reader_free);
-        if (!resp)
-            return MHD_NO;
-        r->refs++; /* the reader's */
-        MHD_add_response_header(resp, "Content-Type", "text/event-stream");
-        MHD_add_response_header(resp, "Cache-Control", "no-cache");
-        MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-        add_common_headers(r, resp);
-        r->queued = 1;
-        return queue(r->mc, MHD_HTTP_OK, resp);
-    }
-    if (r->close_stream) {
+        resp = text_response(r->final_json ? r->final_json : "", r->final_len, "application/json");
+        status = (unsigned)r->final_status;
+    } else if (r->mode == MODE_SSE) {
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, r, sse_reader_free);
+        if (resp) {
+            r->refs++; /* the reader's */
+            MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+            MHD_add_response_header(resp, "Cache-Control", "no-cache");
+            MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+        }
+    } else if (r->close_stream) {
         /* Shutting down before anything was decided: no answer will come. */
-        r->queued = 1;
-        return queue(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE,
-                     text_response("Service Unavailable: shutting down", 34, "text/plain"));
+        resp = text_response("Service Unavailable: shutting down", 34, "text/plain");
+        status = MHD_HTTP_SERVICE_UNAVAILABLE;
+    } else {
+        /* Undecided: wait for the first frame (or the ticker). Suspending
+         * under r->mu pairs with wake(), so no frame slips between. */
+        r->suspended = 1;
+        MHD_suspend_connection(r->mc);
+        pthread_mutex_unlock(&r->mu);
+        return MHD_YES;
     }
-    /* Undecided: wait for the first frame (or the ticker). */
-    r->suspended = 1;
-    MHD_suspend_connection(r->mc);
-    return MHD_YES;
+    if (!resp) {
+        pthread_mutex_unlock(&r->mu);
+        return MHD_NO;
+    }
+    add_common_headers(r, resp);
+    r->queued = 1;
+    pthread_mutex_unlock(&r->mu);
+    return queue(r->mc, status, resp);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1209,8 +1216,8 @@ static enum MHD_Result handle_post(hreq *r)
         mcp_rpc_msg_cleanup(&m);
         pthread_mutex_lock(&r->mu);
         r->last_write = now_ms();
-        res = respond(r);
         pthread_mutex_unlock(&r->mu);
+        res = respond(r);
         if (!r->queued)
             active_add(r);
         else if (r->mode == MODE_SSE)
@@ -1275,8 +1282,8 @@ static enum MHD_Result handle_post(hreq *r)
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&r->mu);
     r->last_write = now_ms();
-    res = respond(r);
     pthread_mutex_unlock(&r->mu);
+    res = respond(r);
     active_add(r);
     return res;
 }
@@ -1349,9 +1356,7 @@ static enum MHD_Result handle_get(hreq *r)
         stream_prime(hs, st, r);
     }
     pthread_mutex_unlock(&s->mu);
-    pthread_mutex_lock(&r->mu);
     enum MHD_Result res = respond(r);
-    pthread_mutex_unlock(&r->mu);
     active_add(r);
     return res;
 }
@@ -1392,8 +1397,8 @@ static enum MHD_Result handle_sse_open(hreq *r)
     pthread_mutex_lock(&r->mu);
     r->mode = MODE_SSE;
     push_bytes(r, ev, (size_t)n);
-    enum MHD_Result res = respond(r);
     pthread_mutex_unlock(&r->mu);
+    enum MHD_Result res = respond(r);
     active_add(r);
     return res;
 }
@@ -1484,10 +1489,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     }
     if (r->conn || r->sess) {
         /* Called again after a resume: the response can now be decided. */
-        pthread_mutex_lock(&r->mu);
-        enum MHD_Result res = respond(r);
-        pthread_mutex_unlock(&r->mu);
-        return res;
+        return respond(r);
     }
     pthread_mutex_lock(&hs->mu);
     int stopping = hs->stopping;
