@@ -25,9 +25,10 @@ int main(int argc, char **argv)
     opts.version = "1.0.0";
     mcp_http_opts http = {0};
     char host[64];
-    int use_http = argc == 3 && strcmp(argv[1], "--http") == 0; /* --http [HOST:]PORT */
+    int use_http = argc >= 3 && strcmp(argv[1], "--http") == 0; /* --http [HOST:]PORT [--stateless] */
     if (use_http && mcp_http_parse_listen(argv[2], &http, host, sizeof host) != MCP_OK)
         return 2;
+    http.sessionless = argc == 4 && strcmp(argv[3], "--stateless") == 0;
     if (argc == 3 && strcmp(argv[1], "--transcript") == 0)
         opts.transcript_path = argv[2]; /* every frame in and out, as JSON lines */
     mcp_server *srv;

@@ -1049,6 +1049,19 @@ void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m)
     }
 }
 
+mcp_status mcp__conn_assume_version(mcp_conn *c, const char *version, size_t len)
+{
+    for (size_t i = 1; i < N_VERSIONS; i++)
+        if (strlen(g_versions[i]) == len && memcmp(g_versions[i], version, len) == 0) {
+            pthread_mutex_lock(&c->mu);
+            c->initialized = 1;
+            c->version = g_versions[i];
+            pthread_mutex_unlock(&c->mu);
+            return MCP_OK;
+        }
+    return MCP_ERR_INVALID_ARG;
+}
+
 void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud)
 {
     pthread_mutex_lock(&c->send_mu);
@@ -1110,7 +1123,10 @@ mcp_status mcp_conn_close(mcp_conn *c, unsigned grace_ms)
     pthread_mutex_lock(&c->send_mu);
     c->send_closed = 1;
     pthread_mutex_unlock(&c->send_mu);
-    if (still)
+    /* With no grace the caller chose not to wait (a request-scoped connection
+     * whose client left, or whose answer is out and its handler unwinding):
+     * nothing was ignored, so nothing is worth a warning. */
+    if (still && grace_ms)
         mcp__server_diag(c->srv, MCP_LOG_WARNING, "%u tool handler(s) ignored cancellation; abandoned", still);
     return still ? MCP_ERR_TIMEOUT : MCP_OK;
 }

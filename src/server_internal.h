@@ -286,6 +286,10 @@ void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m);
 void mcp__conn_close_stream(mcp_conn *c, const mcp_rpc_id *related);
 /* Installs per-request routing (HTTP). */
 void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud);
+/* Marks a fresh connection initialized at a legacy version, without an
+ * initialize exchange (sessionless HTTP). MCP_ERR_INVALID_ARG when the
+ * version is not a legacy one libmcp speaks. */
+mcp_status mcp__conn_assume_version(mcp_conn *c, const char *version, size_t len);
 /* Finishes r->w and sends r->buf as the final frame for r's request, then frees it. */
 void mcp__send_reply(mcp__req *r);
 /* Adds (on = 1) or removes a legacy subscription. MCP_OK, MCP_ERR_LIMIT, MCP_ERR_NOMEM. */

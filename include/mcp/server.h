@@ -242,7 +242,9 @@ MCP_API mcp_status mcp_conn_recv(mcp_conn *conn, const char *frame, size_t len);
  * finish (their responses are still sent), then cancels the rest (no
  * responses) and stops sending. Returns when no handler of this connection
  * is running any more, or `grace_ms` later again if one ignores
- * cancellation (it is then abandoned: its result is discarded).
+ * cancellation (it is then abandoned: its result is discarded, and a
+ * warning is logged). With `grace_ms` 0 it returns at once: running
+ * handlers are flagged cancelled and finish on their own, silently.
  *
  * @return MCP_OK, or MCP_ERR_TIMEOUT when a handler was abandoned.
  * Thread-safety: call once, from the transport's thread.

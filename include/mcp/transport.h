@@ -69,6 +69,12 @@ typedef struct mcp_http_opts {
     unsigned keepalive_ms;       /* SSE keep-alive comments on waiting streams; 0 = 1000 */
     int legacy_sse;              /* nonzero: also serve the deprecated HTTP+SSE transport
                                     (GET /sse, POST /messages) for 2024-11-05 clients */
+    int sessionless;             /* nonzero: keep no legacy sessions; every legacy POST stands alone
+                                    (initialize assigns no Mcp-Session-Id; later requests assume
+                                    their MCP-Protocol-Version header, default 2025-03-26). Server-
+                                    to-client requests, subscriptions and log levels need a session
+                                    and are unavailable to legacy clients then. 2026-07-28 requests
+                                    are always stateless. */
 } mcp_http_opts;
 
 /**
@@ -102,6 +108,8 @@ MCP_API void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms);
 
 /**
  * Serves until SIGINT or SIGTERM, then stops gracefully (5 s grace).
+ * Once listening it logs "listening on http://HOST:PORT/PATH" (notice
+ * level, through the server's log callback; stderr by default).
  * Installs handlers for those two signals while it runs (restoring the
  * previous ones before it returns); call it from one thread only.
  * @return MCP_OK after a signal, or the error of mcp_http_server_start().

@@ -164,6 +164,7 @@ struct mcp_http_server {
     unsigned keepalive_ms;        /* SSE keep-alive period */
     unsigned request_timeout_s;   /* longest time a request body may take to arrive */
     int legacy_sse;               /* HTTP+SSE (2024-11-05) transport on */
+    int sessionless;              /* legacy requests without sessions */
     pthread_mutex_t mu;           /* guards sessions, active, stopping */
     pthread_cond_t cv;            /* wakes the ticker */
     session *sessions;            /* legacy sessions */
@@ -1146,6 +1147,41 @@ static const char *check_standard_headers(hreq *r, const mcp_rpc_msg *m)
 /* ------------------------------------------------------------------------ */
 /* Handling requests                                                         */
 
+/*
+ * Serves a POST on a connection of its own, which lives as long as the
+ * request: every 2026-07-28 request, and legacy requests when the server
+ * keeps no sessions (`version` then says which legacy version to assume).
+ * Takes over `m`.
+ */
+static enum MHD_Result serve_alone(hreq *r, mcp_rpc_msg *m, const char *version)
+{
+    mcp_http_server *hs = r->hs;
+    const mcp_rpc_id *id = r->is_request ? &r->id : NULL;
+    if (!r->is_request) {
+        mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
+        mcp_rpc_msg_cleanup(m);
+        return queue(r->mc, MHD_HTTP_ACCEPTED, text_response("", 0, NULL));
+    }
+    if (mcp_conn_new(&r->conn, hs->srv, unused_send, r) != MCP_OK) {
+        mcp_rpc_msg_cleanup(m);
+        return reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
+                               "Internal error: out of memory");
+    }
+    if (version)
+        mcp__conn_assume_version(r->conn, version, strlen(version));
+    mcp__conn_set_route(r->conn, route_modern, r);
+    mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
+    mcp__conn_dispatch(r->conn, m);
+    mcp_rpc_msg_cleanup(m);
+    pthread_mutex_lock(&r->mu);
+    r->last_write = now_ms();
+    pthread_mutex_unlock(&r->mu);
+    enum MHD_Result res = respond(r);
+    if (!r->queued || r->mode == MODE_SSE)
+        active_add(r);
+    return res;
+}
+
 static enum MHD_Result handle_post(hreq *r)
 {
     mcp_http_server *hs = r->hs;
@@ -1201,28 +1237,22 @@ static enum MHD_Result handle_post(hreq *r)
             mcp_rpc_msg_cleanup(&m);
             return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, id, code, why);
         }
-        if (!r->is_request) {
+        return serve_alone(r, &m, NULL);
+    }
+
+    if (hs->sessionless && !sid && (m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION)) {
+        /* ---- legacy without sessions: every POST stands alone ---- */
+        const char *version = hv ? hv : MCP_PROTOCOL_2025_03_26; /* the spec's default */
+        if (strcmp(version, MCP_PROTOCOL_2026_07_28) >= 0 ||
+            (!mcp_rpc_method_is(&m, "initialize") && strcmp(version, MCP_PROTOCOL_2024_11_05) != 0 &&
+             strcmp(version, MCP_PROTOCOL_2025_03_26) != 0 && strcmp(version, MCP_PROTOCOL_2025_06_18) != 0 &&
+             strcmp(version, MCP_PROTOCOL_2025_11_25) != 0)) {
+            mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
             mcp_rpc_msg_cleanup(&m);
-            return queue(mc, MHD_HTTP_ACCEPTED, text_response("", 0, NULL));
+            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Bad Request: unsupported MCP-Protocol-Version header");
         }
-        if (mcp_conn_new(&r->conn, hs->srv, unused_send, r) != MCP_OK) {
-            mcp_rpc_msg_cleanup(&m);
-            return reply_rpc_error(mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
-                                   "Internal error: out of memory");
-        }
-        mcp__conn_set_route(r->conn, route_modern, r);
-        mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
-        mcp__conn_dispatch(r->conn, &m);
-        mcp_rpc_msg_cleanup(&m);
-        pthread_mutex_lock(&r->mu);
-        r->last_write = now_ms();
-        pthread_mutex_unlock(&r->mu);
-        res = respond(r);
-        if (!r->queued)
-            active_add(r);
-        else if (r->mode == MODE_SSE)
-            active_add(r);
-        return res;
+        return serve_alone(r, &m, mcp_rpc_method_is(&m, "initialize") ? NULL : version);
     }
 
     /* ---- legacy: sessions ---- */
@@ -1650,6 +1680,7 @@ mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const m
     hs->keepalive_ms = o.keepalive_ms ? o.keepalive_ms : DEFAULT_KEEPALIVE_MS;
     hs->request_timeout_s = o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_CONN_TIMEOUT_S;
     hs->legacy_sse = o.legacy_sse;
+    hs->sessionless = o.sessionless;
     static const char *const default_hosts[] = {"localhost", "127.0.0.1", "[::1]", NULL};
     char bound_host[300];
     snprintf(bound_host, sizeof bound_host, strchr(host, ':') ? "[%s]" : "%s", host);
@@ -1808,6 +1839,10 @@ mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error 
     mcp_status st = mcp_http_server_start(&hs, srv, opts, err);
     if (st)
         return st;
+    const char *h = opts && opts->host ? opts->host : "127.0.0.1";
+    int v6 = strchr(h, ':') != NULL;
+    mcp__server_diag(srv, MCP_LOG_NOTICE, "listening on http://%s%s%s:%u%s", v6 ? "[" : "", h, v6 ? "]" : "",
+                     mcp_http_server_port(hs), hs->path);
     /* Handlers rather than sigwait(): the server's threads may already run
      * with these signals unblocked, and a handler works on whichever thread
      * the kernel picks. The previous handlers come back afterwards. */

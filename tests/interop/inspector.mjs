@@ -3,9 +3,11 @@
  *
  * Runs `mcp-inspector-cli --cli SERVER --method ...` non-interactively, the
  * way people script it, parses the JSON it prints on stdout and asserts the
- * exact result. The inspector spawns the server over stdio, initializes,
+ * exact result. Over stdio the inspector spawns the server, initializes,
  * sets the log level to debug (the server declares logging), runs the one
- * method and closes.
+ * method and closes. Over Streamable HTTP (`--transport http`) it talks to
+ * the hello example started here, with sessions and without
+ * (`--stateless`).
  *
  * usage: node inspector.mjs MCP_TEST_SERVER MCP_EXAMPLE_HELLO
  *
@@ -14,7 +16,7 @@
  * anything failed.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -157,6 +159,48 @@ check('fixture.tools_call_unknown_tool', () => {
 check('fixture.logging_set_level', () => {
     assert.deepEqual(inspectJson(testServer, '--method', 'logging/setLevel', '--log-level', 'info'), {});
 });
+
+/* Starts the hello example over HTTP on a free port; resolves to {url, proc, stderr}. */
+function startHttp(extra) {
+    return new Promise((resolveStart, reject) => {
+        const proc = spawn(helloServer, ['--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let err = '';
+        proc.stderr.on('data', (d) => {
+            err += d;
+            const m = err.match(/listening on (\S+)/);
+            if (m)
+                resolveStart({ url: m[1], proc, stderr: () => err });
+        });
+        proc.on('exit', (code) => reject(new Error(`hello exited (${code}): ${err}`)));
+    });
+}
+
+for (const [mode, extra] of [['http', []], ['http_stateless', ['--stateless']]]) {
+    let server = null;
+    try {
+        server = await startHttp(extra);
+    } catch (e) {
+        check(`hello.${mode}.start`, () => { throw e; });
+        continue;
+    }
+    const viaHttp = ['--transport', 'http'];
+    check(`hello.${mode}.tools_list`, () => {
+        const r = inspectJson(server.url, ...viaHttp, '--method', 'tools/list');
+        assert.deepEqual(r.tools.map((t) => [t.name, t.title]), [['greet', 'Greet someone']]);
+    });
+    check(`hello.${mode}.tools_call_greet`, () => {
+        const r = inspectJson(server.url, ...viaHttp, '--method', 'tools/call', '--tool-name', 'greet',
+                              '--tool-arg', 'name=Grace');
+        assert.deepEqual(r, { content: [text('Hello, Grace!')] });
+    });
+    const exited = new Promise((done) => server.proc.on('exit', (code, signal) => done({ code, signal })));
+    server.proc.kill('SIGTERM');
+    const { code, signal } = await exited;
+    check(`hello.${mode}.graceful_stop`, () => {
+        assert.equal(code, 0, `exit on SIGTERM (signal ${signal}); stderr: ${server.stderr()}`);
+        assert.equal(server.stderr().match(/Sanitizer|runtime error:|warning:/), null, server.stderr());
+    });
+}
 
 console.log(`inspector: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -426,11 +426,31 @@ async function fixtureChecks() {
 
 /* ---- the hello example (examples/hello_server.c) ------------------------- */
 
-async function helloChecks() {
-    let peer;
+/*
+ * The same checks over stdio, over Streamable HTTP with sessions (the
+ * default), and over HTTP without sessions (`--stateless`: every POST
+ * stands alone, as in the SDK's own stateless server mode).
+ */
+async function helloChecks(mode) {
+    const p = mode === 'stdio' ? 'hello' : `hello.${mode}`;
+    let peer, server;
     try {
-        await check('hello.initialize', async () => {
-            peer = await connect(helloServer);
+        await check(`${p}.initialize`, async () => {
+            if (mode === 'stdio') {
+                peer = await connect(helloServer);
+            } else {
+                server = await startHttp(helloServer,
+                    ['--http', '127.0.0.1:0', ...(mode === 'http_stateless' ? ['--stateless'] : [])]);
+                const transport = new StreamableHTTPClientTransport(new URL(server.url));
+                peer = { client: new Client({ name: 'libmcp-interop', version: '1.0.0' }), transport, errors: [] };
+                peer.client.onerror = (e) => peer.errors.push(e.message);
+                await peer.client.connect(transport);
+                peer.version = transport.protocolVersion;
+                if (mode === 'http')
+                    assert.match(transport.sessionId, /^[0-9a-f]{32}$/, 'a session id of 128 random bits');
+                else
+                    assert.equal(transport.sessionId, undefined, 'no session without sessions');
+            }
             assert.equal(peer.version, EXPECTED_VERSION);
             assert.deepEqual(peer.client.getServerVersion(), { name: 'hello', version: '1.0.0' });
         });
@@ -438,7 +458,7 @@ async function helloChecks() {
             return;
         const c = peer.client;
 
-        await check('hello.tools_list', async () => {
+        await check(`${p}.tools_list`, async () => {
             const r = await c.listTools();
             assert.deepEqual(r, {
                 tools: [{
@@ -456,17 +476,23 @@ async function helloChecks() {
             });
         });
 
-        await check('hello.greet', async () => {
+        await check(`${p}.greet`, async () => {
             const r = await c.callTool({ name: 'greet', arguments: { name: 'Ada' } });
             assert.deepEqual(r, { content: [text('Hello, Ada!')] });
         });
 
-        await check('hello.greet_empty_name_is_tool_error', async () => {
+        await check(`${p}.greet_concurrent`, async () => {
+            const names = Array.from({ length: 20 }, (_, i) => `n${i}`);
+            const rs = await Promise.all(names.map((name) => c.callTool({ name: 'greet', arguments: { name } })));
+            assert.deepEqual(rs, names.map((n) => ({ content: [text(`Hello, ${n}!`)] })));
+        });
+
+        await check(`${p}.greet_empty_name_is_tool_error`, async () => {
             const r = await c.callTool({ name: 'greet', arguments: { name: '' } });
             assert.deepEqual(r, { content: [text("name must not be empty; pass the person's name")], isError: true });
         });
 
-        await check('hello.greet_wrong_type', async () => {
+        await check(`${p}.greet_wrong_type`, async () => {
             const r = await c.callTool({ name: 'greet', arguments: { name: 42 } });
             assert.equal(r.isError, true);
             assert.equal(r._meta.validationErrors.length, 1);
@@ -475,12 +501,29 @@ async function helloChecks() {
             assert.ok(r.content[0].text.startsWith('Invalid arguments for tool greet:\n- /name: '), r.content[0].text);
         });
 
-        await check('hello.clean_shutdown', async () => {
-            await closeCleanly(peer);
+        await check(`${p}.unknown_tool_is_protocol_error`, async () => {
+            const e = await expectMcpError(c.callTool({ name: 'nope', arguments: {} }), ErrorCode.InvalidParams);
+            assert.ok(e.message.includes('Unknown tool: nope'), e.message);
+        });
+
+        await check(`${p}.clean_shutdown`, async () => {
+            if (mode === 'stdio') {
+                await closeCleanly(peer);
+                return;
+            }
+            if (mode === 'http')
+                await peer.transport.terminateSession(); /* DELETE */
+            await peer.client.close();
+            assert.deepEqual(peer.errors, [], 'errors the SDK reported outside any request');
+            const s = server;
+            server = null;
+            await stopHttp(s);
         });
     } finally {
         if (peer)
             await peer.client.close().catch(() => {});
+        if (server)
+            await stopHttp(server).catch(() => {});
     }
 }
 
@@ -584,18 +627,22 @@ async function surfaceChecks() {
 
 /* ---- over Streamable HTTP ---------------------------------------------------- */
 
-/* Starts mcp-test-server --http on a free loopback port; resolves to {url, proc}. */
-function startHttp(extra = []) {
+/*
+ * Starts an HTTP server program (ARGS include --http 127.0.0.1:0) and waits
+ * for the "listening on URL" line it prints (mcp-test-server on stdout,
+ * mcp_http_serve() programs on stderr); resolves to {url, proc, stderr}.
+ */
+function startHttp(program, args) {
     return new Promise((resolve, reject) => {
-        const proc = spawn(testServer, ['--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const proc = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '', err = '';
-        proc.stdout.on('data', (d) => {
-            out += d;
-            const m = out.match(/listening on (\S+)/);
+        const look = () => {
+            const m = (out + err).match(/listening on (\S+)/);
             if (m)
                 resolve({ url: m[1], proc, stderr: () => err });
-        });
-        proc.stderr.on('data', (d) => { err += d; });
+        };
+        proc.stdout.on('data', (d) => { out += d; look(); });
+        proc.stderr.on('data', (d) => { err += d; look(); });
         proc.on('exit', (code) => reject(new Error(`server exited (${code}): ${err}`)));
     });
 }
@@ -611,7 +658,7 @@ async function stopHttp(server) {
 async function httpChecks() {
     let server;
     try {
-        server = await startHttp(['--legacy-sse']);
+        server = await startHttp(testServer, ['--http', '127.0.0.1:0', '--legacy-sse']);
     } catch (e) {
         await check('http.start', async () => { throw e; });
         return;
@@ -707,6 +754,8 @@ async function httpChecks() {
 await fixtureChecks();
 await surfaceChecks();
 await httpChecks();
-await helloChecks();
+await helloChecks('stdio');
+await helloChecks('http');
+await helloChecks('http_stateless');
 console.log(`sdk_client: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -451,6 +451,39 @@ static void session_test(void)
     CHECK(raw_request(req, resp, sizeof resp) == 404, "a deleted session is 404");
 }
 
+/* ---- 6. legacy clients without sessions (sessionless) --------------------------------- */
+
+static int post(const char *extra_headers, const char *body, char *resp, size_t cap)
+{
+    char req[2048];
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: localhost:%u\r\nContent-Type: application/json\r\nAccept: application/json, "
+             "text/event-stream\r\n%sContent-Length: %zu\r\n\r\n%s",
+             g_port, extra_headers, strlen(body), body);
+    return raw_request(req, resp, cap);
+}
+
+static void sessionless_test(void)
+{
+    char resp[8192], req[512];
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                       "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    int st = post("", init, resp, sizeof resp);
+    CHECK(st == 200 && strstr(resp, "\"protocolVersion\":\"2025-06-18\"") && !strstr(resp, "Mcp-Session-Id:"),
+          "sessionless: initialize answers without a session id (%d)", st);
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"n\":7}}}";
+    st = post("MCP-Protocol-Version: 2025-06-18\r\n", call, resp, sizeof resp);
+    CHECK(st == 200 && strstr(resp, "n=7"), "sessionless: a call stands alone (%d)", st);
+    st = post("", call, resp, sizeof resp);
+    CHECK(st == 200 && strstr(resp, "n=7"), "sessionless: no version header assumes 2025-03-26 (%d)", st);
+    st = post("MCP-Protocol-Version: 1999-01-01\r\n", call, resp, sizeof resp);
+    CHECK(st == 400 && strstr(resp, "unsupported MCP-Protocol-Version"), "sessionless: a bad version header is 400 (%d)", st);
+    st = post("", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", resp, sizeof resp);
+    CHECK(st == 202, "sessionless: a notification is 202 (%d)", st);
+    snprintf(req, sizeof req, "GET /mcp HTTP/1.1\r\nHost: localhost:%u\r\nAccept: text/event-stream\r\n\r\n", g_port);
+    CHECK(raw_request(req, resp, sizeof resp) == 405, "sessionless: GET is 405");
+}
+
 static void quiet(mcp_log_level level, const char *message, void *ud)
 {
     (void)level;
@@ -485,7 +518,8 @@ int main(int argc, char **argv)
     d.handler = wait_tool;
     mcp_server_add_tool(srv, &d, NULL);
     /* Server A: generous timeouts, so the load phase measures serving and
-     * not the scheduler of a busy machine. Server B: 2 s timeouts. */
+     * not the scheduler of a busy machine. Server B: 2 s timeouts, no
+     * legacy sessions. */
     mcp_http_opts ho;
     memset(&ho, 0, sizeof ho);
     ho.connection_timeout_s = 60;
@@ -504,11 +538,13 @@ int main(int argc, char **argv)
     session_test();
     mcp_http_server_stop(hs, 2000);
     ho.connection_timeout_s = 2;
+    ho.sessionless = 1;
     if (mcp_http_server_start(&hs, srv, &ho, &err)) {
         printf("cannot start: %s\nhttp_load: 0 passed, 1 failed\n", err.message);
         return 1;
     }
     g_port = mcp_http_server_port(hs);
+    sessionless_test();
     timeout_test();
     mcp_http_server_stop(hs, 2000);
     mcp_server_free(srv);
