@@ -29,10 +29,30 @@
  *   in quiet mode: yes/no, no report, stop at the first failure. When such a
  *   keyword does fail, the branches are evaluated again with reporting on,
  *   so the report says why each alternative was rejected.
+ *
+ *   Fast paths (bench/schema measures them against ajv). The node kinds
+ *   most tool schemas are made of are evaluated without the general
+ *   interpreter: leaves (value checks only), flat objects (type, required,
+ *   properties, additionalProperties) and `{"$ref": ...}` wrappers. They
+ *   always run quietly first; only when one fails and a report is wanted is
+ *   it evaluated again by v_node, with the step count rewound, so every path
+ *   does the same work in the same order and meets the same limits. Short
+ *   anchored patterns of ASCII classes are matched without PCRE2 (which
+ *   still compiles them, so both agree on what is valid; fuzz builds check
+ *   every such match against PCRE2). A report is one allocation plus text
+ *   blocks, made at the first violation, so a valid value allocates nothing.
  */
 #include "mcp/schema.h"
 #include "internal.h"
+#include "json_internal.h"
 #include "schema_internal.h"
+
+/* For the few small functions on the validation hot path that must not stay calls. */
+#if defined(__GNUC__)
+#define SCHEMA_INLINE inline __attribute__((always_inline))
+#else
+#define SCHEMA_INLINE inline
+#endif
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -121,6 +141,47 @@ static void ar_free(arena *a)
         c = next;
     }
     a->head = NULL;
+}
+
+/* ======================================================================== */
+/* Byte comparison                                                           */
+
+static inline uint64_t load64(const char *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
+static inline uint32_t load32(const char *p)
+{
+    uint32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
+
+/*
+ * Equality of n bytes. Property names and enum strings are short, and a
+ * library memcmp call per comparison cost more than the comparison; this
+ * one reads only inside both ranges (overlapping words for the tail).
+ */
+static inline int bytes_eq(const char *a, const char *b, size_t n)
+{
+    if (n >= 8 && n <= 16)
+        return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
+    if (n > 16) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            if (load64(a + i) != load64(b + i))
+                return 0;
+        return i == n || load64(a + n - 8) == load64(b + n - 8);
+    }
+    if (n >= 4)
+        return load32(a) == load32(b) && load32(a + n - 4) == load32(b + n - 4);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
 }
 
 /* ======================================================================== */
@@ -213,7 +274,7 @@ static size_t utf8_trim_tail(const char *p, size_t len)
     return len - (j - 1) < need ? j - 1 : len;
 }
 
-static void sb_put(sbuf *b, const char *s, size_t n)
+static void sb_put_slow(sbuf *b, const char *s, size_t n)
 {
     size_t room = sb_room(b, n);
     if (room > n)
@@ -229,6 +290,18 @@ static void sb_put(sbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
+/* Appends n bytes; a fixed buffer keeps what fits, cut at a character boundary. */
+static inline void sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (!(b->nomem | b->full) && b->len + n < b->cap) {
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = '\0';
+        return;
+    }
+    sb_put_slow(b, s, n);
+}
+
 static void sb_puts(sbuf *b, const char *s)
 {
     sb_put(b, s, strlen(s));
@@ -239,8 +312,8 @@ static void sb_putc(sbuf *b, char c)
     sb_put(b, &c, 1);
 }
 
-static void sb_vprintf(sbuf *b, const char *fmt, va_list ap) MCP__PRINTF(2, 0);
-static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
+static void sb_vprintf_libc(sbuf *b, const char *fmt, va_list ap) MCP__PRINTF(2, 0);
+static void sb_vprintf_libc(sbuf *b, const char *fmt, va_list ap)
 {
     va_list cp;
     va_copy(cp, ap);
@@ -262,6 +335,65 @@ static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
     b->p[b->len] = '\0';
 }
 
+/*
+ * Formats into the buffer. Violation messages only use %s, %.*s and %zu,
+ * which are done here directly: the C library's vsnprintf (run twice, to
+ * measure and to write) cost more than all the rest of a report. A format
+ * with any other conversion goes to vsnprintf. The output is the same.
+ */
+static void sb_vprintf(sbuf *b, const char *fmt, va_list ap) MCP__PRINTF(2, 0);
+static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
+{
+    for (const char *f = strchr(fmt, '%'); f; f = strchr(f, '%')) {
+        if (f[1] == 's' || f[1] == '%') {
+            f += 2;
+        } else if (f[1] == 'z' && f[2] == 'u') {
+            f += 3;
+        } else if (f[1] == '.' && f[2] == '*' && f[3] == 's') {
+            f += 4;
+        } else {
+            sb_vprintf_libc(b, fmt, ap);
+            return;
+        }
+    }
+    const char *f = fmt;
+    for (;;) {
+        const char *pct = strchr(f, '%');
+        if (!pct) {
+            sb_puts(b, f);
+            return;
+        }
+        sb_put(b, f, (size_t)(pct - f));
+        if (pct[1] == '%') {
+            sb_putc(b, '%');
+            f = pct + 2;
+        } else if (pct[1] == 's') {
+            const char *arg = va_arg(ap, const char *);
+            sb_puts(b, arg ? arg : "(null)");
+            f = pct + 2;
+        } else if (pct[1] == 'z') {
+            size_t v = va_arg(ap, size_t);
+            char digits[24];
+            size_t i = sizeof(digits);
+            do {
+                digits[--i] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v);
+            sb_put(b, digits + i, sizeof(digits) - i);
+            f = pct + 3;
+        } else {
+            int prec = va_arg(ap, int);
+            const char *arg = va_arg(ap, const char *);
+            /* Like printf: at most prec bytes, and none past a NUL. */
+            size_t n = 0, lim = prec < 0 ? SIZE_MAX : (size_t)prec;
+            while (n < lim && arg[n])
+                n++;
+            sb_put(b, arg, n);
+            f = pct + 4;
+        }
+    }
+}
+
 static void sb_printf(sbuf *b, const char *fmt, ...) MCP__PRINTF(2, 3);
 static void sb_printf(sbuf *b, const char *fmt, ...)
 {
@@ -271,13 +403,68 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Copies n bytes without a library call, reading only inside the source. */
+static inline void copy_small(char *d, const char *s, size_t n)
+{
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            memcpy(d + i, s + i, 8);
+        if (i < n)
+            memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+}
+
+/* Nonzero when one of the 8 bytes in w is '~' or '/'. */
+static inline uint64_t has_ptr_special(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t t = w ^ (ones * '~'), u = w ^ (ones * '/');
+    return (((t - ones) & ~t) | ((u - ones) & ~u)) & (ones * 0x80u);
+}
+
+/* Does a token need escaping in a JSON Pointer (does it hold '~' or '/')? */
+static inline int ptr_special(const char *s, size_t n)
+{
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            if (has_ptr_special(load64(s + i)))
+                return 1;
+        return i < n && has_ptr_special(load64(s + n - 8)) != 0;
+    }
+    if (n >= 4) {
+        /* Two overlapping 4-byte halves, widened so the word test applies. */
+        uint64_t w = (uint64_t)load32(s) | ((uint64_t)load32(s + n - 4) << 32);
+        return has_ptr_special(w) != 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '~' || s[i] == '/')
+            return 1;
+    return 0;
+}
+
 /*
- * Appends a JSON Pointer reference token ("~" -> "~0", "/" -> "~1"). The
- * bytes between escapes go in as runs, so a fixed buffer cuts them at a
- * character boundary.
+ * Appends a JSON Pointer reference token ("~" -> "~0", "/" -> "~1"). Most
+ * tokens hold neither, which is checked a word at a time; such a token is
+ * copied in one go. Otherwise the bytes between escapes go in as runs, so
+ * a fixed buffer cuts them at a character boundary.
  */
 static void sb_ptr_token(sbuf *b, const char *s, size_t n)
 {
+    if (!ptr_special(s, n) && !(b->nomem | b->full) && b->len + n + 1 < b->cap) {
+        b->p[b->len] = '/';
+        copy_small(b->p + b->len + 1, s, n);
+        b->len += n + 1;
+        b->p[b->len] = '\0';
+        return;
+    }
     size_t run = 0;
     sb_putc(b, '/');
     for (size_t i = 0; i < n; i++) {
@@ -760,10 +947,14 @@ typedef struct numlim {
     int is_int;        /* the literal is an int64 */
 } numlim;
 
+typedef struct simple_re simple_re;
+
 /* A compiled regular expression. */
 typedef struct regex {
-    pcre2_code *code; /* compiled pattern (freed with the schema) */
-    sstr src;         /* source text, for messages */
+    pcre2_code *code;       /* compiled pattern (freed with the schema) */
+    const simple_re *fast;  /* the same pattern for the direct matcher, or NULL */
+    int jit;                /* code was JIT-compiled: call pcre2_jit_match */
+    sstr src;               /* source text, for messages */
 } regex;
 
 typedef struct nodelist {
@@ -803,6 +994,7 @@ typedef struct props {
     size_t npats;   /* count */
     node *add;      /* `additionalProperties`, or NULL */
     int has_props;  /* `properties` present (for keyword paths) */
+    int dups;       /* `properties` repeats a key (the last one counts); set for any n */
 } props;
 
 typedef struct kw {
@@ -871,7 +1063,12 @@ struct node {
     unsigned char bool_val; /* value of a boolean schema */
     unsigned char state;   /* N_* (compile time) */
     unsigned char uneval;  /* T_OBJ / T_ARR: keeps an evaluated set for that type */
+    unsigned char leaf;    /* no subschemas, no annotations: only value checks */
+    unsigned char refonly; /* its only keyword is `$ref` */
+    unsigned char flat;    /* only type, required, min/maxProperties, properties and
+                              additionalProperties: the usual tool input schema */
     node *qnext;           /* compile worklist link */
+    node *cnext;           /* next node in creation (document) order */
 };
 
 typedef struct anchor {
@@ -1132,6 +1329,300 @@ static mcp_status re_compile(pcre2_general_context *gctx, const char *src, size_
     return MCP_OK;
 }
 
+/* ---- simple patterns ---------------------------------------------------- */
+
+/*
+ * Most `pattern`s in tool schemas are anchored runs of ASCII character
+ * classes ("^CASE-[0-9]{4}-[0-9]{6}$", "^[A-Z]{3}$"), and calling PCRE2
+ * for them cost several times the match itself; such patterns are matched
+ * directly. A pattern qualifies when it is '^', then atoms, then an
+ * optional '$'. An atom is a printable ASCII literal, an escaped ASCII
+ * punctuation character, \d, \w, or a non-negated [class] of those and of
+ * literal ranges, with an optional greedy quantifier (?, *, +, {n}, {n,},
+ * {n,m}). An atom whose count may vary must share no character with any
+ * atom after it: the greedy match is then the only possible one, so no
+ * backtracking is needed. Anything else is left to PCRE2 (which compiles
+ * every pattern anyway, so both agree on what is valid). The classes hold
+ * ASCII only, so a non-ASCII byte of the subject matches no atom, exactly
+ * as a non-ASCII character matches none of these classes.
+ */
+typedef struct satom {
+    uint64_t set[4]; /* bytes accepted, one bit each (ASCII only: the upper half stays 0) */
+    const char *lit; /* or: these exact bytes (min of them), for a run of literals */
+    const unsigned char *tab; /* set as a table: tab[byte] is 1 when accepted */
+    int digits;               /* the set is exactly 0-9 (checked 8 bytes at a time) */
+    uint32_t min;    /* fewest repetitions */
+    uint32_t max;    /* most repetitions (UINT32_MAX: no limit) */
+} satom;
+
+struct simple_re {
+    satom *atoms;     /* the sequence, in order */
+    size_t n;         /* atom count */
+    int anchored_end; /* the pattern ends with '$' */
+    const unsigned char **pos; /* when every count is fixed: the table of each position */
+    size_t len;       /* and their number (the length of every match) */
+};
+
+/* Longest fixed-length pattern matched position by position. */
+#define SIMPLE_MAX_FIXED 64
+
+#define SIMPLE_MAX_ATOMS 64
+
+static void set_add(uint64_t set[4], unsigned ch)
+{
+    set[ch >> 6] |= (uint64_t)1 << (ch & 63u);
+}
+
+static void set_range(uint64_t set[4], unsigned lo, unsigned hi)
+{
+    for (unsigned ch = lo; ch <= hi; ch++)
+        set_add(set, ch);
+}
+
+static int is_punct_ascii(char ch)
+{
+    return ch > 0x20 && ch < 0x7f && !(ch >= '0' && ch <= '9') && !(ch >= 'A' && ch <= 'Z') &&
+           !(ch >= 'a' && ch <= 'z');
+}
+
+/* Adds the escape `\e` to a set; 0 when it is not one the direct matcher knows. */
+static int simple_escape(uint64_t set[4], char e)
+{
+    if (e == 'd') {
+        set_range(set, '0', '9');
+    } else if (e == 'w') {
+        set_range(set, '0', '9');
+        set_range(set, 'A', 'Z');
+        set_range(set, 'a', 'z');
+        set_add(set, '_');
+    } else if (is_punct_ascii(e)) {
+        set_add(set, (unsigned char)e);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Reads a decimal count of a {n,m} quantifier; 0 when there is none or it is too big. */
+static int simple_count(const char *s, size_t n, size_t *i, uint32_t *out)
+{
+    size_t j = *i;
+    uint32_t v = 0;
+    while (j < n && s[j] >= '0' && s[j] <= '9') {
+        v = v * 10 + (uint32_t)(s[j] - '0');
+        if (v > 100000)
+            return 0;
+        j++;
+    }
+    if (j == *i)
+        return 0;
+    *i = j;
+    *out = v;
+    return 1;
+}
+
+/* Parses the pattern into `a`; returns the atom count, or -1 when it does not qualify. */
+static int simple_parse(const char *s, size_t n, satom *a, int *anchored_end)
+{
+    static const char special[] = "^$\\.|?*+()[]{}";
+    size_t i = 1, na = 0;
+    if (n == 0 || s[0] != '^')
+        return -1;
+    *anchored_end = 0;
+    while (i < n) {
+        char ch = s[i];
+        if (ch == '$') {
+            if (i + 1 != n)
+                return -1;
+            *anchored_end = 1;
+            break;
+        }
+        if (na == SIMPLE_MAX_ATOMS)
+            return -1;
+        satom *t = &a[na++];
+        memset(t, 0, sizeof(*t));
+        t->min = t->max = 1;
+        if (ch == '\\') {
+            if (i + 1 >= n || !simple_escape(t->set, s[i + 1]))
+                return -1;
+            i += 2;
+        } else if (ch == '[') {
+            i++;
+            if (i >= n || s[i] == '^' || s[i] == ']')
+                return -1;
+            while (i < n && s[i] != ']') {
+                char lo = s[i];
+                if (lo == '\\') {
+                    if (i + 1 >= n || !simple_escape(t->set, s[i + 1]))
+                        return -1;
+                    i += 2;
+                    continue;
+                }
+                if (lo == '[' || lo < 0x20 || lo > 0x7e)
+                    return -1;
+                if (i + 2 < n && s[i + 1] == '-' && s[i + 2] != ']') {
+                    char hi = s[i + 2];
+                    if (hi == '\\' || hi == '[' || hi < 0x20 || hi > 0x7e || hi < lo)
+                        return -1;
+                    set_range(t->set, (unsigned char)lo, (unsigned char)hi);
+                    i += 3;
+                } else {
+                    set_add(t->set, (unsigned char)lo);
+                    i++;
+                }
+            }
+            if (i >= n)
+                return -1;
+            i++; /* the ']' */
+        } else if (ch >= 0x20 && ch <= 0x7e && !strchr(special, ch)) {
+            set_add(t->set, (unsigned char)ch);
+            i++;
+        } else {
+            return -1;
+        }
+        /* An optional greedy quantifier. */
+        if (i < n && (s[i] == '?' || s[i] == '*' || s[i] == '+')) {
+            t->min = s[i] == '+' ? 1 : 0;
+            t->max = s[i] == '?' ? 1 : UINT32_MAX;
+            i++;
+        } else if (i < n && s[i] == '{') {
+            i++;
+            if (!simple_count(s, n, &i, &t->min))
+                return -1;
+            t->max = t->min;
+            if (i < n && s[i] == ',') {
+                i++;
+                t->max = UINT32_MAX;
+                if (i < n && s[i] != '}' && !simple_count(s, n, &i, &t->max))
+                    return -1;
+            }
+            if (i >= n || s[i] != '}' || t->max < t->min)
+                return -1;
+            i++;
+        }
+        if (i < n && (s[i] == '?' || s[i] == '*' || s[i] == '+' || s[i] == '{'))
+            return -1; /* lazy or stacked quantifiers */
+    }
+    /* A variable atom must not share a character with any later atom. */
+    for (size_t x = 0; x < na; x++) {
+        if (a[x].min == a[x].max)
+            continue;
+        for (size_t y = x + 1; y < na; y++)
+            if ((a[x].set[0] & a[y].set[0]) || (a[x].set[1] & a[y].set[1]))
+                return -1;
+    }
+    return (int)na;
+}
+
+/* The single character of a set that has exactly one, or -1. */
+static int set_single(const uint64_t set[4])
+{
+    for (int w = 0; w < 2; w++) {
+        uint64_t x = set[w];
+        if (x && !(x & (x - 1)) && !set[1 - w]) {
+            int b = 0;
+            while (!((x >> b) & 1u))
+                b++;
+            return w * 64 + b;
+        }
+    }
+    return -1;
+}
+
+/*
+ * Merges runs of single literal characters (each exactly once) into one
+ * literal atom, compared as bytes. Returns the new atom count; the literal
+ * bytes go to `lits` (at least na bytes).
+ */
+static size_t simple_merge(satom *a, size_t na, char *lits)
+{
+    size_t out = 0, used = 0;
+    for (size_t i = 0; i < na;) {
+        int ch = a[i].min == 1 && a[i].max == 1 ? set_single(a[i].set) : -1;
+        size_t j = i;
+        if (ch >= 0) {
+            char *run = lits + used;
+            while (j < na && a[j].min == 1 && a[j].max == 1 && (ch = set_single(a[j].set)) >= 0) {
+                lits[used++] = (char)ch;
+                j++;
+            }
+            if (j - i > 1) {
+                memset(&a[out], 0, sizeof(a[out]));
+                a[out].lit = run;
+                a[out].min = a[out].max = (uint32_t)(j - i);
+                out++;
+                i = j;
+                continue;
+            }
+            used -= j - i;
+            j = i;
+        }
+        a[out++] = a[i++];
+    }
+    return out;
+}
+
+/* Does the direct matcher's pattern match the n bytes at s? */
+static int simple_match(const simple_re *r, const char *s, size_t n)
+{
+    if (r->pos) {
+        /* A fixed-length pattern ("^[A-Z]{3}$", "^CASE-[0-9]{4}-[0-9]{6}$"): one
+           table lookup per character, no per-atom bookkeeping. */
+        if (r->anchored_end ? n != r->len : n < r->len)
+            return 0;
+        for (size_t i = 0; i < r->len; i++)
+            if (!r->pos[i][(unsigned char)s[i]])
+                return 0;
+        return 1;
+    }
+    size_t pos = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const satom *a = &r->atoms[i];
+        if (a->min == a->max) {
+            /* Literal runs and fixed counts: the length is known up front. */
+            if (n - pos < a->min)
+                return 0;
+            if (a->lit) {
+                if (!bytes_eq(s + pos, a->lit, a->min))
+                    return 0;
+            } else {
+                uint32_t k = 0;
+                if (a->digits) {
+                    /* Eight digits at a time: each byte must be 0x30-0x39, i.e. have
+                       the high nibble 3 and stay so when 6 is added to it. */
+                    for (; k + 8 <= a->min; k += 8) {
+                        uint64_t w = load64(s + pos + k);
+                        if ((w & 0xF0F0F0F0F0F0F0F0ull) != 0x3030303030303030ull ||
+                            ((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) !=
+                                0x3030303030303030ull)
+                            return 0;
+                    }
+                    if (k + 4 <= a->min) {
+                        uint32_t w = load32(s + pos + k);
+                        if ((w & 0xF0F0F0F0u) != 0x30303030u ||
+                            ((w + 0x06060606u) & 0xF0F0F0F0u) != 0x30303030u)
+                            return 0;
+                        k += 4;
+                    }
+                }
+                for (; k < a->min; k++)
+                    if (!a->tab[(unsigned char)s[pos + k]])
+                        return 0;
+            }
+            pos += a->min;
+            continue;
+        }
+        uint32_t cnt = 0;
+        while (cnt < a->max && pos < n && a->tab[(unsigned char)s[pos]]) {
+            pos++;
+            cnt++;
+        }
+        if (cnt < a->min)
+            return 0;
+    }
+    return !r->anchored_end || pos == n;
+}
+
 int mcp__schema_regex_valid(const char *s, size_t n)
 {
     pcre2_general_context *g = pcre2_general_context_create(re_malloc, re_free, NULL);
@@ -1169,6 +1660,8 @@ typedef struct comp {
     size_t capids;                  /* allocated */
     node *qhead;                    /* worklist head */
     node *qtail;                    /* worklist tail */
+    node *chead;                    /* every node, in creation order */
+    node *ctail;                    /* last node created */
     sbuf loc;                       /* JSON Pointer of the value being walked */
     const char *loc_prefix;         /* "" for the root document, else "<uri>#" */
 } comp;
@@ -1290,6 +1783,10 @@ static mcp_status bad(comp *c, const node *n, const char *kwname, mcp_status st,
     const char *loc = n ? n->loc : cur_loc(c);
     char ptr[MCP_ERROR_POINTER_MAX];
     snprintf(ptr, sizeof(ptr), "%s%s%s", loc, kwname ? "/" : "", kwname ? kwname : "");
+    /* Long texts are cut to fit; never inside a character (the pointer is
+       copied as it is, and err must stay valid UTF-8). */
+    msg[utf8_trim_tail(msg, strlen(msg))] = '\0';
+    ptr[utf8_trim_tail(ptr, strlen(ptr))] = '\0';
     return fail_at(c->err, st, ptr, "schema %s%s%s: %s", loc[0] ? loc : "(root)",
                    kwname ? "/" : "", kwname ? kwname : "", msg);
 }
@@ -1579,6 +2076,11 @@ static mcp_status walk(comp *c, const mcp_json *v, const char *base, resource *r
     if (!map_put(c, n))
         return nomem(c);
     c->nnodes++;
+    if (c->ctail)
+        c->ctail->cnext = n;
+    else
+        c->chead = n;
+    c->ctail = n;
     if (t == MCP_JSON_BOOL)
         return MCP_OK;
 
@@ -1872,6 +2374,82 @@ static uint32_t hash_bytes(const char *s, size_t n)
     return h;
 }
 
+/* Completes a compiled regex: the JIT flag and, when it qualifies, the direct-matcher form. */
+static mcp_status re_prepare(comp *c, regex *re)
+{
+    size_t jit_size = 0;
+    re->jit = pcre2_pattern_info(re->code, PCRE2_INFO_JITSIZE, &jit_size) == 0 && jit_size > 0;
+    satom tmp[SIMPLE_MAX_ATOMS];
+    int anchored_end = 0;
+    int na = simple_parse(re->src.s, re->src.n, tmp, &anchored_end);
+    if (na < 0)
+        return MCP_OK;
+    simple_re *r = (simple_re *)ar_alloc(&c->s->ar, sizeof(*r));
+    char *lits = (char *)ar_alloc(&c->s->ar, (size_t)na + 1);
+    if (!r || !lits)
+        return nomem(c);
+    na = (int)simple_merge(tmp, (size_t)na, lits);
+    satom *atoms = na ? (satom *)ar_alloc(&c->s->ar, (size_t)na * sizeof(satom)) : NULL;
+    if (na && !atoms)
+        return nomem(c);
+    for (int i = 0; i < na; i++) {
+        if (tmp[i].lit)
+            continue;
+        unsigned char *tab = (unsigned char *)ar_alloc(&c->s->ar, 256);
+        if (!tab)
+            return nomem(c);
+        for (unsigned ch = 0; ch < 256; ch++)
+            tab[ch] = (unsigned char)((tmp[i].set[ch >> 6] >> (ch & 63u)) & 1u);
+        tmp[i].tab = tab;
+        tmp[i].digits = tmp[i].set[0] == 0x03FF000000000000ull && !tmp[i].set[1];
+    }
+    if (na)
+        memcpy(atoms, tmp, (size_t)na * sizeof(satom));
+    r->atoms = atoms;
+    r->n = (size_t)na;
+    r->anchored_end = anchored_end;
+    r->pos = NULL;
+    r->len = 0;
+    /* Every count fixed and the total short: a table per position (a literal
+       character gets a table of its own, shared by its repeats). */
+    size_t len = 0;
+    int fixed = 1;
+    for (int i = 0; i < na && fixed; i++) {
+        fixed = atoms[i].min == atoms[i].max;
+        len += atoms[i].min;
+        if (len > SIMPLE_MAX_FIXED)
+            fixed = 0;
+    }
+    if (fixed && len) {
+        const unsigned char **pos = (const unsigned char **)ar_alloc(&c->s->ar, len * sizeof(*pos));
+        const unsigned char *one[128] = {NULL};
+        if (!pos)
+            return nomem(c);
+        size_t at = 0;
+        for (int i = 0; i < na; i++) {
+            for (uint32_t k = 0; k < atoms[i].min; k++, at++) {
+                if (!atoms[i].lit) {
+                    pos[at] = atoms[i].tab;
+                    continue;
+                }
+                unsigned char ch = (unsigned char)atoms[i].lit[k];
+                if (!one[ch & 127u]) {
+                    unsigned char *t = (unsigned char *)ar_zalloc(&c->s->ar, 256);
+                    if (!t)
+                        return nomem(c);
+                    t[ch] = 1;
+                    one[ch & 127u] = t;
+                }
+                pos[at] = one[ch & 127u];
+            }
+        }
+        r->pos = pos;
+        r->len = len;
+    }
+    re->fast = r;
+    return MCP_OK;
+}
+
 static mcp_status compile_regex(comp *c, node *n, const char *kwname, const mcp_json *v,
                                 regex *out)
 {
@@ -1900,7 +2478,7 @@ static mcp_status compile_regex(comp *c, node *n, const char *kwname, const mcp_
     out->code = code;
     out->src.s = src;
     out->src.n = len;
-    return MCP_OK;
+    return re_prepare(c, out);
 }
 
 static mcp_status compile_list(comp *c, node *n, const char *kwname, const mcp_json *v,
@@ -1959,6 +2537,33 @@ static unsigned type_bit(const char *s, size_t n)
 }
 
 #define MAX_KW 48
+
+/* Keywords that only check the value itself: no subschema, no annotation. */
+static int op_is_leaf(int op)
+{
+    switch (op) {
+    case K_TYPE:
+    case K_ENUM:
+    case K_CONST:
+    case K_MULOF:
+    case K_MAX:
+    case K_XMAX:
+    case K_MIN:
+    case K_XMIN:
+    case K_MAXLEN:
+    case K_MINLEN:
+    case K_PATTERN:
+    case K_FORMAT:
+    case K_MAXITEMS:
+    case K_MINITEMS:
+    case K_MAXPROPS:
+    case K_MINPROPS:
+    case K_REQUIRED:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 /* Compiles one node's keywords (its subschemas are queued, not compiled here). */
 static mcp_status compile_node(comp *c, node *n)
@@ -2234,6 +2839,15 @@ static mcp_status compile_node(comp *c, node *n)
                     if ((st = child(c, n, mcp_json_value_at(pp, i), &e->n)) != MCP_OK)
                         return st;
                 }
+                /* Repeated keys (the last one counts): found here for small
+                   `properties`, while building the table for large ones. */
+                if (pr->n <= 8)
+                    for (size_t i = 0; i < pr->n; i++)
+                        for (size_t j = i + 1; j < pr->n; j++)
+                            if (pr->ents[i].key.n == pr->ents[j].key.n &&
+                                memcmp(pr->ents[i].key.s, pr->ents[j].key.s,
+                                       pr->ents[i].key.n) == 0)
+                                pr->dups = 1;
                 if (pr->n > 8) {
                     uint32_t size = 16;
                     while (size < pr->n * 2)
@@ -2248,8 +2862,10 @@ static mcp_status compile_node(comp *c, node *n)
                         while (pr->tab[h]) {
                             propent *o = &pr->ents[pr->tab[h] - 1];
                             if (o->key.n == pr->ents[i].key.n &&
-                                memcmp(o->key.s, pr->ents[i].key.s, o->key.n) == 0)
+                                memcmp(o->key.s, pr->ents[i].key.s, o->key.n) == 0) {
+                                pr->dups = 1;
                                 break;
+                            }
                             h = (h + 1) & pr->mask;
                         }
                         pr->tab[h] = (uint32_t)i + 1;
@@ -2286,6 +2902,8 @@ static mcp_status compile_node(comp *c, node *n)
                                    "invalid regular expression \"%.*s\": %s",
                                    (int)utf8_clip(key, kl, 60), key, why);
                     s->codes[s->ncodes++] = e->re.code;
+                    if ((st = re_prepare(c, &e->re)) != MCP_OK)
+                        return st;
                     if ((st = child(c, n, mcp_json_value_at(pat, i), &e->n)) != MCP_OK)
                         return st;
                 }
@@ -2393,6 +3011,16 @@ done:
         memcpy(n->kws, k, nk * sizeof(kw));
         n->nkw = nk;
     }
+    n->leaf = 1;
+    for (unsigned i = 0; i < nk; i++)
+        if (!op_is_leaf(k[i].op))
+            n->leaf = 0;
+    n->refonly = nk == 1 && k[0].op == K_REF;
+    n->flat = !n->leaf && !n->uneval;
+    for (unsigned i = 0; i < nk; i++)
+        if (!(k[i].op == K_TYPE || k[i].op == K_REQUIRED || k[i].op == K_MINPROPS ||
+              k[i].op == K_MAXPROPS || (k[i].op == K_PROPS && k[i].u.pr->npats == 0)))
+            n->flat = 0;
     return MCP_OK;
 }
 
@@ -2512,11 +3140,12 @@ mcp_status mcp_schema_new(mcp_schema **out, const mcp_json *schema, const mcp_sc
         if (!st) {
             s->root = map_get(&c, root);
             /* Every subschema of the root document is compiled, used or not, so
-               a broken `$ref` anywhere in it is reported now. */
-            for (size_t i = 0; i < c.mapcap; i++)
-                if (c.map[i] && c.map[i]->res->in_root_doc)
-                    enqueue(&c, c.map[i]);
-            /* The table may grow while compiling; the root is first anyway. */
+               a broken `$ref` anywhere in it is reported now. Document order
+               (not the table's, which follows addresses) makes the error
+               reported for a schema with several the same on every run. */
+            for (node *x = c.chead; x; x = x->cnext)
+                if (x->res->in_root_doc)
+                    enqueue(&c, x);
         }
     }
     while (!st && c.qhead) {
@@ -2704,29 +3333,33 @@ static int dec_multiple(const dec *a, const dec *b)
     return mulmod(r, p, m) == 0;
 }
 
-/* Compares an instance number with a limit: -1, 0 or 1. */
-static int num_cmp(const mcp_json *v, const numlim *l)
+/* Compares two numbers exactly on their decimal text: -1, 0 or 1. */
+static int num_cmp_exact(const mcp_json *v, const mcp_json *lim)
 {
-    if (l->is_int && mcp_json_typeof(v) == MCP_JSON_INT) {
-        int64_t a = mcp_json_int(v);
-        return a < l->i ? -1 : a > l->i;
-    }
-    double a = mcp_json_number(v);
+    dec x, y;
+    dec_of(&x, v);
+    dec_of(&y, lim);
+    return dec_cmp(&x, &y);
+}
+
+/* Compares an instance number with a limit: -1, 0 or 1. */
+static inline int num_cmp(const mcp_json *v, const numlim *l)
+{
+    if (v->type == MCP_JSON_INT && l->is_int)
+        return v->u.i < l->i ? -1 : v->u.i > l->i;
+    double a = v->type == MCP_JSON_INT ? (double)v->u.i : v->u.d;
     if (a < l->d)
         return -1;
     if (a > l->d)
         return 1;
     /* Equal as doubles: decide exactly on the decimal text. */
-    dec x, y;
-    dec_of(&x, v);
-    dec_of(&y, l->v);
-    return dec_cmp(&x, &y);
+    return num_cmp_exact(v, l->v);
 }
 
 static int is_multiple(const mcp_json *v, const numlim *l)
 {
-    if (l->is_int && mcp_json_typeof(v) == MCP_JSON_INT) {
-        int64_t a = mcp_json_int(v), b = l->i;
+    if (l->is_int && v->type == MCP_JSON_INT) {
+        int64_t a = v->u.i, b = l->i;
         if (b == 1 || b == -1)
             return 1;
         return a % b == 0;
@@ -2743,6 +3376,38 @@ static int is_multiple(const mcp_json *v, const numlim *l)
 
 /* ======================================================================== */
 /* Validation                                                                */
+
+/*
+ * The validator reads instance values through the document layout
+ * (json_internal.h) rather than the public accessors: a validation is a
+ * tight loop over members and elements, and a call per access was a large
+ * share of its time. The instance is never NULL here.
+ */
+static inline const mcp__member *j_members(const mcp_json *v)
+{
+    return (const mcp__member *)v->p;
+}
+
+static inline const mcp_json *j_elems(const mcp_json *v)
+{
+    return (const mcp_json *)v->p;
+}
+
+/*
+ * Does an object have a member with this key? Only presence matters here
+ * (which of duplicate keys would be looked up does not), so small objects
+ * are scanned forwards: required properties usually come first.
+ */
+static inline int j_has(const mcp_json *obj, const char *key, size_t n)
+{
+    if (obj->u.index)
+        return mcp_json_getn(obj, key, n) != NULL;
+    const mcp__member *m = j_members(obj);
+    for (uint32_t i = 0; i < obj->len; i++)
+        if (m[i].klen == n && bytes_eq(m[i].key, key, n))
+            return 1;
+    return 0;
+}
 
 /* A path segment on the C stack: a key (s != NULL) or an array index. */
 typedef struct pseg {
@@ -2774,12 +3439,17 @@ typedef struct evals {
 typedef struct vctx {
     const mcp_schema *s;       /* the schema */
     uint64_t steps;            /* subschema evaluations so far */
+    uint64_t max_steps;        /* s->max_steps, kept at hand */
     unsigned depth;            /* current nesting */
+    unsigned max_depth;        /* s->max_eval_depth, kept at hand */
+    int dyn;                   /* s->uses_dynamic: keep the dynamic scope */
     mcp_status status;         /* hard failure (NOMEM, LIMIT), stops everything */
     int stop;                  /* enough violations recorded: unwind */
     int first_only;            /* MCP_SCHEMA_FIRST_ERROR */
-    mcp_schema_result *res;    /* collected violations, or NULL (first to err only) */
-    size_t cap;                /* allocated entries in res->errors */
+    int report;                /* collect violations (else the first goes to err only) */
+    struct result_box *box;    /* the report, created at the first violation */
+    size_t cap;                /* entries allocated at box->pub.errors */
+    sbuf scratch;              /* where a violation's strings are put together */
     mcp_error *err;            /* receives the first violation / the failure */
     int have_first;            /* err already holds the first violation */
     pcre2_match_data *md;      /* match block for this call, or NULL until needed */
@@ -2787,6 +3457,28 @@ typedef struct vctx {
 
 static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp,
                   evals *ev, int quiet, const dscope *ds);
+
+/* Field by field: a memset of the whole context was a measurable share of a
+   small validation. */
+static void vctx_init(vctx *c, const mcp_schema *s)
+{
+    c->s = s;
+    c->steps = 0;
+    c->max_steps = s->max_steps;
+    c->depth = 0;
+    c->max_depth = s->max_eval_depth;
+    c->dyn = s->uses_dynamic;
+    c->status = MCP_OK;
+    c->stop = 0;
+    c->first_only = 0;
+    c->report = 0;
+    c->box = NULL;
+    c->cap = 0;
+    sb_dyn(&c->scratch);
+    c->err = NULL;
+    c->have_first = 0;
+    c->md = NULL;
+}
 
 static void hard_fail(vctx *c, mcp_status st, const char *fmt, ...) MCP__PRINTF(3, 4);
 static void hard_fail(vctx *c, mcp_status st, const char *fmt, ...)
@@ -2865,6 +3557,50 @@ static const char *ival_type_name(const ival *iv)
     return mcp_json_type_name(t);
 }
 
+/* Violations kept inside the result's own allocation before the list grows. */
+#define RESULT_INLINE 4
+/* Size of the blocks that hold the strings of a report. */
+#define TEXT_CHUNK ((size_t)1024)
+
+/* A block of report text; the strings of the violations are carved from these. */
+typedef struct tchunk {
+    struct tchunk *next; /* older block */
+    size_t cap;          /* bytes in mem */
+    size_t used;         /* bytes handed out */
+    char mem[];          /* the text */
+} tchunk;
+
+/*
+ * What mcp_schema_validate allocates for a report: the public result first,
+ * then the storage behind it, so that a report of a few violations costs
+ * two allocations (this and one text block) however many strings it holds.
+ * mcp_schema_result_free knows this layout; nothing else makes results.
+ */
+typedef struct result_box {
+    mcp_schema_result pub;               /* the caller's view; must stay first */
+    tchunk *text;                        /* text blocks, newest first */
+    mcp_schema_error inl[RESULT_INLINE]; /* the first violations */
+} result_box;
+
+/* n bytes of report text, or NULL when memory ran out. */
+static char *box_text(result_box *bx, size_t n)
+{
+    tchunk *t = bx->text;
+    if (!t || t->cap - t->used < n) {
+        size_t cap = n > TEXT_CHUNK ? n : TEXT_CHUNK;
+        t = (tchunk *)mcp_malloc(sizeof(tchunk) + cap);
+        if (!t)
+            return NULL;
+        t->cap = cap;
+        t->used = 0;
+        t->next = bx->text;
+        bx->text = t;
+    }
+    char *p = t->mem + t->used;
+    t->used += n;
+    return p;
+}
+
 /*
  * Records a violation: instance path `ip` (+ `sub`, a member name shown in
  * the message only), keyword path `kp` + `kwname` (when not NULL), and
@@ -2880,7 +3616,7 @@ static void emit(vctx *c, const pseg *ip, const pseg *kp, const char *kwname,
     if (c->stop || c->status)
         return;
     va_list ap;
-    if (!c->res) {
+    if (!c->report) {
         /* Report into err only, without allocating. */
         if (c->err && !c->have_first) {
             sbuf p, m;
@@ -2905,52 +3641,68 @@ static void emit(vctx *c, const pseg *ip, const pseg *kp, const char *kwname,
         c->stop = 1;
         return;
     }
-    mcp_schema_result *r = c->res;
+    if (!c->box) {
+        c->box = (result_box *)mcp__calloc(1, sizeof(result_box));
+        if (!c->box) {
+            hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
+            return;
+        }
+        c->box->pub.errors = c->box->inl;
+        c->cap = RESULT_INLINE;
+    }
+    mcp_schema_result *r = &c->box->pub;
     if (r->count >= c->s->max_errors) {
         r->truncated = 1;
         c->stop = 1;
         return;
     }
     if (r->count == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        mcp_schema_error *e = (mcp_schema_error *)mcp_realloc(r->errors, cap * sizeof(*e));
+        size_t cap = c->cap * 2;
+        mcp_schema_error *e = (mcp_schema_error *)mcp_malloc(cap * sizeof(*e));
         if (!e) {
             hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
             return;
         }
+        memcpy(e, r->errors, r->count * sizeof(*e));
+        if (r->errors != c->box->inl)
+            mcp_free(r->errors);
         r->errors = e;
         c->cap = cap;
     }
-    /* One allocation: instance path, keyword path, message, each NUL-terminated. */
-    sbuf b;
-    sb_dyn(&b);
-    path_put(&b, ip);
-    size_t kp_off = b.len + 1;
-    sb_putc(&b, '\0');
-    path_put(&b, kp);
+    /* Instance path, keyword path and message, each NUL-terminated, put
+       together in the scratch buffer and then copied to the report's text. */
+    sbuf *b = &c->scratch;
+    b->len = 0;
+    if (!b->cap)
+        sb_room(b, 255);
+    path_put(b, ip);
+    size_t kp_off = b->len + 1;
+    sb_putc(b, '\0');
+    path_put(b, kp);
     if (kwname)
-        sb_ptr_token(&b, kwname, strlen(kwname));
-    size_t msg_off = b.len + 1;
-    sb_putc(&b, '\0');
-    size_t before = b.len;
-    path_put(&b, ip);
+        sb_ptr_token(b, kwname, strlen(kwname));
+    size_t msg_off = b->len + 1;
+    sb_putc(b, '\0');
+    size_t before = b->len;
+    path_put(b, ip);
     if (sub)
-        sb_ptr_token(&b, sub, subn);
-    if (b.len == before)
-        sb_puts(&b, "(root)");
-    sb_puts(&b, ": ");
+        sb_ptr_token(b, sub, subn);
+    if (b->len == before)
+        sb_puts(b, "(root)");
+    sb_puts(b, ": ");
     va_start(ap, fmt);
-    sb_vprintf(&b, fmt, ap);
+    sb_vprintf(b, fmt, ap);
     va_end(ap);
-    if (b.nomem || !b.p) {
-        sb_release(&b);
+    char *text = b->nomem || !b->p ? NULL : box_text(c->box, b->len + 1);
+    if (!text) {
         hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
         return;
     }
+    memcpy(text, b->p, b->len + 1);
     mcp_schema_error *e = &r->errors[r->count++];
-    e->instance_path = b.p;
-    e->keyword_path = b.p + kp_off;
-    e->message = b.p + msg_off;
+    e->instance_path = text;
+    e->keyword_path = text + kp_off;
+    e->message = text + msg_off;
     e->keyword = label;
     if (c->err && !c->have_first) {
         sbuf p;
@@ -3010,24 +3762,8 @@ static void ev_merge(evals *dst, const evals *src)
         dst->bits[i] |= src->bits[i];
 }
 
-/* Validates an in-place subschema (same instance), keeping its annotations if it passes. */
-static int v_inplace(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp,
-                     evals *cur, int quiet, const dscope *ds)
-{
-    if (!cur)
-        return v_node(c, n, iv, ip, kp, NULL, quiet, ds);
-    evals tmp;
-    if (!ev_init(c, &tmp, cur->n))
-        return 0;
-    int ok = v_node(c, n, iv, ip, kp, &tmp, quiet, ds);
-    if (ok)
-        ev_merge(cur, &tmp);
-    ev_free(&tmp);
-    return ok;
-}
-
-/* Does a regex match the bytes? 1/0, or -1 with c->status set. */
-static int re_match(vctx *c, const regex *re, const char *s, size_t n)
+/* Does a regex match the bytes (through PCRE2)? 1/0, or -1 with c->status set. */
+static int re_match_pcre2(vctx *c, const regex *re, const char *s, size_t n)
 {
     if (!c->md) {
         pcre2_match_data *md = atomic_exchange(&((mcp_schema *)c->s)->md_cache, NULL);
@@ -3039,7 +3775,10 @@ static int re_match(vctx *c, const regex *re, const char *s, size_t n)
         }
         c->md = md;
     }
-    int rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_UTF_CHECK, c->md, c->s->mctx);
+    int rc = re->jit ? pcre2_jit_match(re->code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_UTF_CHECK, c->md,
+                                       c->s->mctx)
+                     : pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_UTF_CHECK, c->md,
+                                   c->s->mctx);
     if (rc >= 0)
         return 1;
     if (rc == PCRE2_ERROR_NOMATCH)
@@ -3053,6 +3792,21 @@ static int re_match(vctx *c, const regex *re, const char *s, size_t n)
                   "validation stopped",
                   (int)utf8_clip(re->src.s, re->src.n, 60), re->src.s, rc);
     return -1;
+}
+
+/* Does a regex match the bytes? 1/0, or -1 with c->status set. */
+static int re_match(vctx *c, const regex *re, const char *s, size_t n)
+{
+    if (!re->fast)
+        return re_match_pcre2(c, re, s, n);
+    int m = simple_match(re->fast, s, n);
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    /* Fuzz builds hold the direct matcher to PCRE2's answer. */
+    int ref = re_match_pcre2(c, re, s, n);
+    if (ref >= 0 && ref != m)
+        abort();
+#endif
+    return m;
 }
 
 static size_t utf8_count(const char *s, size_t n)
@@ -3070,7 +3824,7 @@ static int ival_equal(const ival *iv, const mcp_json *v)
         return mcp_json_equal(iv->v, v);
     size_t n;
     const char *s = mcp_json_str(v, &n);
-    return s && n == iv->n && memcmp(s, iv->s, n) == 0;
+    return s && n == iv->n && bytes_eq(s, iv->s, n);
 }
 
 /* ---- uniqueItems -------------------------------------------------------- */
@@ -3184,22 +3938,383 @@ static int find_duplicate(vctx *c, const mcp_json *arr, size_t *a, size_t *b)
 
 /* ---- the keyword interpreter -------------------------------------------- */
 
-/* Looks up a property schema by name. */
-static const propent *prop_find(const props *pr, const char *k, size_t kn)
+/* ---- value checks, shared by the reporting and the quiet paths --------- */
+
+static inline int is_integral(double d)
 {
+    return isfinite(d) && floor(d) == d;
+}
+
+/* Instance type bits (a real is T_NUM only; type_ok() decides "integer" for it). */
+static inline unsigned ival_type_bits(const ival *iv)
+{
+    static const unsigned char bits[] = {
+        [MCP_JSON_NONE] = T_OBJ,        [MCP_JSON_NULL] = T_NULL, [MCP_JSON_BOOL] = T_BOOL,
+        [MCP_JSON_INT] = T_INT | T_NUM, [MCP_JSON_REAL] = T_NUM,  [MCP_JSON_STRING] = T_STR,
+        [MCP_JSON_ARRAY] = T_ARR,       [MCP_JSON_OBJECT] = T_OBJ};
+    return iv->v ? bits[iv->v->type] : T_STR;
+}
+
+/* Does the instance have one of `types`? A real with no fraction is an integer. */
+static inline int type_ok(unsigned types, unsigned tb, const ival *iv)
+{
+    if (types & tb)
+        return 1;
+    return (types & T_INT) && tb == T_NUM && is_integral(iv->v->u.d);
+}
+
+/* Bytes of a string instance (a string value or a property name). */
+static inline const char *ival_bytes(const ival *iv, size_t *n)
+{
+    if (!iv->v) {
+        *n = iv->n;
+        return iv->s;
+    }
+    *n = iv->v->len;
+    return (const char *)iv->v->p;
+}
+
+static inline int enum_hit(const kw *k, const ival *iv, unsigned tb)
+{
+    const mcp_json *e = j_elems(k->u.val);
+    size_t ne = k->u.val->len;
+    if (tb == T_STR) {
+        /* Strings (the usual enum) compare by bytes, without the generic equality. */
+        size_t sn;
+        const char *sv = ival_bytes(iv, &sn);
+        for (size_t i = 0; i < ne; i++)
+            if (e[i].type == MCP_JSON_STRING && e[i].len == sn &&
+                bytes_eq((const char *)e[i].p, sv, sn))
+                return 1;
+        return 0;
+    }
+    for (size_t i = 0; i < ne; i++)
+        if (ival_equal(iv, &e[i]))
+            return 1;
+    return 0;
+}
+
+/* The relation a number fails ("<=", ...), or NULL when it satisfies the keyword. */
+static SCHEMA_INLINE const char *num_fails(const kw *k, const mcp_json *v)
+{
+    if (k->op == K_MULOF)
+        return is_multiple(v, &k->u.num) ? NULL : "a multiple of";
+    int r = num_cmp(v, &k->u.num);
+    switch (k->op) {
+    case K_MAX:
+        return r > 0 ? "<=" : NULL;
+    case K_XMAX:
+        return r >= 0 ? "<" : NULL;
+    case K_MIN:
+        return r < 0 ? ">=" : NULL;
+    default:
+        return r <= 0 ? ">" : NULL;
+    }
+}
+
+/* minLength/maxLength: 1 when violated, with the length in code points in *len. */
+static inline int len_fails(const kw *k, const char *sv, size_t sn, size_t *len)
+{
+    /* Code points <= bytes: a string no longer in bytes than maxLength passes
+       without counting. */
+    *len = sn;
+    if (k->op == K_MAXLEN)
+        return sn > k->u.count && (*len = utf8_count(sv, sn)) > k->u.count;
+    return (*len = utf8_count(sv, sn)) < k->u.count;
+}
+
+/* min/maxItems, min/maxProperties: 1 when violated. */
+static inline int count_fails(const kw *k, size_t len)
+{
+    return k->op == K_MAXITEMS || k->op == K_MAXPROPS ? len > k->u.count : len < k->u.count;
+}
+
+/*
+ * Quiet evaluation of a leaf node (value checks only): 1 when the value
+ * passes, 0 when not (c->status set on a hard failure). It does the same
+ * work, in the same order, as v_node in quiet mode, including the step and
+ * depth accounting, without v_node's frame, paths and annotations: most
+ * subschemas of a tool schema are leaves, so this is the common case.
+ */
+static SCHEMA_INLINE int v_leaf(vctx *c, const node *n, const ival *iv)
+{
+    if (++c->steps > c->max_steps) {
+        hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
+                  (unsigned long long)c->max_steps);
+        return 0;
+    }
+    if (c->depth >= c->max_depth) {
+        hard_fail(c, MCP_ERR_LIMIT,
+                  "validation nested deeper than %u levels (recursive schema or deep instance)",
+                  c->max_depth);
+        return 0;
+    }
+    unsigned tb = ival_type_bits(iv);
+    unsigned ki = 0;
+    /* `type` comes first when present: check it without the dispatch. */
+    if (n->nkw && n->kws[0].op == K_TYPE) {
+        if (!type_ok(n->kws[0].u.types, tb, iv))
+            return 0;
+        ki = 1;
+    }
+    for (; ki < n->nkw; ki++) {
+        const kw *k = &n->kws[ki];
+        if (!(k->applies & tb))
+            continue;
+        switch (k->op) {
+        case K_TYPE:
+            if (!type_ok(k->u.types, tb, iv))
+                return 0;
+            break;
+        case K_ENUM:
+            if (!enum_hit(k, iv, tb))
+                return 0;
+            break;
+        case K_CONST:
+            if (!ival_equal(iv, k->u.val))
+                return 0;
+            break;
+        case K_MULOF:
+        case K_MAX:
+        case K_XMAX:
+        case K_MIN:
+        case K_XMIN:
+            if (num_fails(k, iv->v))
+                return 0;
+            break;
+        case K_MAXLEN:
+        case K_MINLEN: {
+            size_t sn, len;
+            const char *sv = ival_bytes(iv, &sn);
+            if (len_fails(k, sv, sn, &len))
+                return 0;
+            break;
+        }
+        case K_PATTERN: {
+            size_t sn;
+            const char *sv = ival_bytes(iv, &sn);
+            c->steps++;
+            if (re_match(c, &k->u.re, sv, sn) <= 0)
+                return 0;
+            break;
+        }
+        case K_FORMAT: {
+            size_t sn;
+            const char *sv = ival_bytes(iv, &sn);
+            int r = mcp__schema_format_check(k->u.fmt, sv, sn);
+            if (r < 0)
+                hard_fail(c, MCP_ERR_NOMEM, "out of memory checking a format");
+            if (r <= 0)
+                return 0;
+            break;
+        }
+        case K_MAXITEMS:
+        case K_MINITEMS:
+        case K_MAXPROPS:
+        case K_MINPROPS:
+            if (count_fails(k, iv->v->len))
+                return 0;
+            break;
+        case K_REQUIRED:
+            for (size_t i = 0; i < k->u.req.n; i++)
+                if (!j_has(iv->v, k->u.req.names[i].s, k->u.req.names[i].n))
+                    return 0;
+            break;
+        default:
+            return 0; /* not a leaf keyword: op_is_leaf() keeps this unreachable */
+        }
+    }
+    return 1;
+}
+
+static int v_refonly(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp,
+                     evals *cur, int quiet, const dscope *ds);
+static int v_flat(vctx *c, const node *n, const ival *iv);
+
+/*
+ * Validates a subschema, taking the leaf path when it can. A leaf that
+ * fails outside quiet mode is evaluated again by v_node to report why; the
+ * step count is rewound first, so the work counts once, as in quiet mode.
+ */
+static SCHEMA_INLINE int v_child(vctx *c, const node *n, const ival *iv, const pseg *ip,
+                                 const pseg *kp, int quiet, const dscope *ds)
+{
+    if (n->refonly && !c->dyn)
+        return v_refonly(c, n, iv, ip, kp, NULL, quiet, ds);
+    if (n->leaf || (n->flat && !c->dyn)) {
+        uint64_t steps = c->steps;
+        int r = n->leaf ? v_leaf(c, n, iv) : v_flat(c, n, iv);
+        if (r || quiet || c->status)
+            return r && !c->status;
+        c->steps = steps;
+    } else if (n->is_bool && n->bool_val) {
+        return 1;
+    }
+    return v_node(c, n, iv, ip, kp, NULL, quiet, ds);
+}
+
+/* Validates an in-place subschema (same instance), keeping its annotations if it passes. */
+static int v_inplace(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp,
+                     evals *cur, int quiet, const dscope *ds)
+{
+    if (!cur || n->leaf || n->is_bool)
+        return v_child(c, n, iv, ip, kp, quiet, ds);
+    if (n->refonly && !c->dyn)
+        return v_refonly(c, n, iv, ip, kp, cur, quiet, ds);
+    evals tmp;
+    if (!ev_init(c, &tmp, cur->n))
+        return 0;
+    int ok = v_node(c, n, iv, ip, kp, &tmp, quiet, ds);
+    if (ok)
+        ev_merge(cur, &tmp);
+    ev_free(&tmp);
+    return ok;
+}
+
+/*
+ * A subschema whose only keyword is `$ref` (the way `$defs` are used),
+ * evaluated without a v_node frame of its own: it still counts a step and
+ * a nesting level, and its target's annotations pass through, exactly as
+ * v_node would do. Not used with $dynamicRef, where entering the node's
+ * resource matters to the dynamic scope.
+ */
+static int v_refonly(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp,
+                     evals *cur, int quiet, const dscope *ds)
+{
+    if (++c->steps > c->max_steps) {
+        hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
+                  (unsigned long long)c->max_steps);
+        return 0;
+    }
+    if (c->depth >= c->max_depth) {
+        hard_fail(c, MCP_ERR_LIMIT,
+                  "validation nested deeper than %u levels (recursive schema or deep instance)",
+                  c->max_depth);
+        return 0;
+    }
+    c->depth++;
+    const kw *k = &n->kws[0];
+    pseg kseg = {kp, k->name, k->nlen};
+    int ok = v_inplace(c, k->u.ref.target, iv, ip, &kseg, cur, quiet, ds);
+    c->depth--;
+    return ok && !c->status;
+}
+
+static SCHEMA_INLINE const propent *prop_find(const props *pr, const char *k, size_t kn,
+                                              size_t *hint);
+
+/*
+ * Quiet evaluation of a flat node (type, required, min/maxProperties,
+ * properties, additionalProperties; the shape of most tool input schemas):
+ * the same work, order and step accounting as v_node in quiet mode, in one
+ * tight loop, with the property schemas that are leaves checked directly.
+ * Only used where no annotations are collected and no dynamic scope is kept.
+ */
+static int v_flat(vctx *c, const node *n, const ival *iv)
+{
+    if (++c->steps > c->max_steps) {
+        hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
+                  (unsigned long long)c->max_steps);
+        return 0;
+    }
+    if (c->depth >= c->max_depth) {
+        hard_fail(c, MCP_ERR_LIMIT,
+                  "validation nested deeper than %u levels (recursive schema or deep instance)",
+                  c->max_depth);
+        return 0;
+    }
+    unsigned tb = ival_type_bits(iv);
+    unsigned ki = 0;
+    /* `type` comes first when present; everything after it looks at objects only. */
+    if (n->nkw && n->kws[0].op == K_TYPE) {
+        if (!type_ok(n->kws[0].u.types, tb, iv))
+            return 0;
+        ki = 1;
+    }
+    if (tb != T_OBJ)
+        return 1;
+    int ok = 1;
+    c->depth++;
+    for (; ki < n->nkw && ok; ki++) {
+        const kw *k = &n->kws[ki];
+        switch (k->op) {
+        case K_REQUIRED:
+            for (size_t i = 0; i < k->u.req.n && ok; i++)
+                ok = j_has(iv->v, k->u.req.names[i].s, k->u.req.names[i].n);
+            break;
+        case K_MINPROPS:
+        case K_MAXPROPS:
+            ok = !count_fails(k, iv->v->len);
+            break;
+        case K_PROPS: { /* without patternProperties */
+            const props *pr = k->u.pr;
+            const mcp__member *mem = j_members(iv->v);
+            size_t cnt = iv->v->len, hint = 0;
+            for (size_t i = 0; i < cnt && ok; i++) {
+                const propent *e = pr->n ? prop_find(pr, mem[i].key, mem[i].klen, &hint) : NULL;
+                const node *cn = e ? e->n : pr->add;
+                if (!cn)
+                    continue;
+                ival ci = {&mem[i].value, NULL, 0};
+                ok = cn->leaf ? v_leaf(c, cn, &ci) : v_child(c, cn, &ci, NULL, NULL, 1, NULL);
+            }
+            break;
+        }
+        default: /* K_TYPE is always first (compile_node's order), handled above */
+            break;
+        }
+    }
+    c->depth--;
+    return ok && !c->status;
+}
+
+/*
+ * Looks up a property schema by name. Instances usually list their members
+ * in the schema's order, so the entry after the previous match (*hint) is
+ * tried first; then small `properties` are scanned from there, wrapping
+ * around, and large ones go through their hash table. With repeated keys
+ * (`dups`) the first try is skipped and small ones are scanned backwards,
+ * so the last one wins, as in a lookup.
+ */
+static SCHEMA_INLINE const propent *prop_find(const props *pr, const char *k, size_t kn,
+                                              size_t *hint)
+{
+    /* Members in the schema's order: the entry after the last match. */
+    if (!pr->dups && *hint < pr->n) {
+        const propent *e = &pr->ents[*hint];
+        if (e->key.n == kn && bytes_eq(e->key.s, k, kn)) {
+            ++*hint;
+            return e;
+        }
+    }
     if (!pr->tab) {
-        for (size_t i = pr->n; i-- > 0;) {
+        if (pr->dups) {
+            for (size_t i = pr->n; i-- > 0;) {
+                const propent *e = &pr->ents[i];
+                if (e->key.n == kn && bytes_eq(e->key.s, k, kn))
+                    return e;
+            }
+            return NULL;
+        }
+        size_t i = *hint < pr->n ? *hint : 0;
+        for (size_t tried = 0; tried < pr->n; tried++) {
             const propent *e = &pr->ents[i];
-            if (e->key.n == kn && memcmp(e->key.s, k, kn) == 0)
+            if (++i == pr->n)
+                i = 0;
+            if (e->key.n == kn && bytes_eq(e->key.s, k, kn)) {
+                *hint = i;
                 return e;
+            }
         }
         return NULL;
     }
     uint32_t h = hash_bytes(k, kn) & pr->mask;
     while (pr->tab[h]) {
         const propent *e = &pr->ents[pr->tab[h] - 1];
-        if (e->key.n == kn && memcmp(e->key.s, k, kn) == 0)
+        if (e->key.n == kn && bytes_eq(e->key.s, k, kn)) {
+            *hint = (size_t)(e - pr->ents) + 1;
             return e;
+        }
         h = (h + 1) & pr->mask;
     }
     return NULL;
@@ -3249,61 +4364,34 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             emit(c, ip, kp, NULL, "false", NULL, 0, "no value is allowed here (the schema is false)");
         return 0;
     }
-    if (++c->steps > c->s->max_steps) {
+    if (++c->steps > c->max_steps) {
         hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
-                  (unsigned long long)c->s->max_steps);
+                  (unsigned long long)c->max_steps);
         return 0;
     }
-    if (c->depth >= c->s->max_eval_depth) {
+    if (c->depth >= c->max_depth) {
         hard_fail(c, MCP_ERR_LIMIT,
                   "validation nested deeper than %u levels (recursive schema or deep instance)",
-                  c->s->max_eval_depth);
+                  c->max_depth);
         return 0;
     }
     c->depth++;
 
     dscope here;
-    if (c->s->uses_dynamic && (!ds || ds->res != n->res)) {
+    if (c->dyn && (!ds || ds->res != n->res)) {
         here.up = ds;
         here.res = n->res;
         ds = &here;
     }
 
-    /* Instance type bits. */
-    mcp_json_type jt = iv->v ? mcp_json_typeof(iv->v) : MCP_JSON_STRING;
-    unsigned tb;
-    switch (jt) {
-    case MCP_JSON_NULL:
-        tb = T_NULL;
-        break;
-    case MCP_JSON_BOOL:
-        tb = T_BOOL;
-        break;
-    case MCP_JSON_INT:
-        tb = T_INT | T_NUM;
-        break;
-    case MCP_JSON_REAL: {
-        double d = mcp_json_number(iv->v);
-        tb = (isfinite(d) && floor(d) == d) ? (T_INT | T_NUM) : T_NUM;
-        break;
-    }
-    case MCP_JSON_STRING:
-        tb = T_STR;
-        break;
-    case MCP_JSON_ARRAY:
-        tb = T_ARR;
-        break;
-    default:
-        tb = T_OBJ;
-        break;
-    }
+    unsigned tb = ival_type_bits(iv);
 
     int ok = 1;
     evals own;
     own.bits = NULL;
     evals *cur = ev;
     if (n->uneval & tb & (T_OBJ | T_ARR)) {
-        if (!ev_init(c, &own, mcp_json_len(iv->v))) {
+        if (!ev_init(c, &own, iv->v->len)) {
             c->depth--;
             return 0;
         }
@@ -3314,13 +4402,17 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         const kw *k = &n->kws[ki];
         if (!(k->applies & tb))
             continue;
-        pseg kseg = {kp, k->name, k->nlen};
+        /* The keyword's own path segment, for subschemas and reports that use it. */
+#define KSEG pseg kseg = {kp, k->name, k->nlen}
         switch (k->op) {
-        case K_REF:
+        case K_REF: {
+            KSEG;
             if (!v_inplace(c, k->u.ref.target, iv, ip, &kseg, cur, quiet, ds))
                 FAIL_HERE();
             break;
+        }
         case K_DYNREF: {
+            KSEG;
             const node *t = k->u.ref.target;
             if (k->u.ref.dynamic) {
                 /* The outermost resource in scope with this dynamic anchor wins. */
@@ -3336,7 +4428,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             break;
         }
         case K_TYPE:
-            if (!(k->u.types & tb)) {
+            if (!type_ok(k->u.types, tb, iv)) {
                 if (!quiet) {
                     char want[96];
                     sbuf w;
@@ -3357,10 +4449,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             }
             break;
         case K_ENUM: {
-            int hit = 0;
-            for (size_t i = 0; i < mcp_json_len(k->u.val) && !hit; i++)
-                hit = ival_equal(iv, mcp_json_at(k->u.val, i));
-            if (!hit) {
+            if (!enum_hit(k, iv, tb)) {
                 if (!quiet) {
                     char list[200];
                     sbuf w;
@@ -3397,21 +4486,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         case K_XMAX:
         case K_MIN:
         case K_XMIN: {
-            const char *what = NULL;
-            if (k->op == K_MULOF) {
-                if (!is_multiple(iv->v, &k->u.num))
-                    what = "a multiple of";
-            } else {
-                int r = num_cmp(iv->v, &k->u.num);
-                if (k->op == K_MAX && r > 0)
-                    what = "<=";
-                else if (k->op == K_XMAX && r >= 0)
-                    what = "<";
-                else if (k->op == K_MIN && r < 0)
-                    what = ">=";
-                else if (k->op == K_XMIN && r <= 0)
-                    what = ">";
-            }
+            const char *what = num_fails(k, iv->v);
             if (what) {
                 if (!quiet) {
                     size_t ln, vn;
@@ -3429,17 +4504,10 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         case K_PATTERN:
         case K_FORMAT: {
             size_t sn;
-            const char *sv = iv->v ? mcp_json_str(iv->v, &sn) : iv->s;
-            if (!iv->v)
-                sn = iv->n;
+            const char *sv = ival_bytes(iv, &sn);
             if (k->op == K_MAXLEN || k->op == K_MINLEN) {
-                size_t len = sn; /* code points <= bytes: skip counting when decided */
-                int bad_len;
-                if (k->op == K_MAXLEN)
-                    bad_len = sn > k->u.count && (len = utf8_count(sv, sn)) > k->u.count;
-                else
-                    bad_len = (len = utf8_count(sv, sn)) < k->u.count;
-                if (bad_len) {
+                size_t len;
+                if (len_fails(k, sv, sn, &len)) {
                     if (!quiet)
                         emit(c, ip, kp, k->name, k->name, NULL, 0,
                              "must be at %s %zu characters long, but has %zu",
@@ -3482,9 +4550,9 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         case K_MINITEMS:
         case K_MAXPROPS:
         case K_MINPROPS: {
-            size_t len = mcp_json_len(iv->v);
+            size_t len = iv->v->len;
             int over = k->op == K_MAXITEMS || k->op == K_MAXPROPS;
-            if (over ? len > k->u.count : len < k->u.count) {
+            if (count_fails(k, len)) {
                 if (!quiet)
                     emit(c, ip, kp, k->name, k->name, NULL, 0, "must have at %s %zu %s, but has %zu",
                          over ? "most" : "least", k->u.count,
@@ -3510,22 +4578,24 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             break;
         }
         case K_PREFIX: {
+            KSEG;
             size_t len = mcp_json_len(iv->v);
             for (size_t i = 0; i < k->u.list.n && i < len; i++) {
                 pseg is = {ip, NULL, i}, ks = {&kseg, NULL, i};
                 ival ci = {mcp_json_at(iv->v, i), NULL, 0};
-                if (!v_node(c, k->u.list.v[i], &ci, &is, &ks, NULL, quiet, ds))
+                if (!v_child(c, k->u.list.v[i], &ci, &is, &ks, quiet, ds))
                     FAIL_HERE();
                 ev_mark(cur, i);
             }
             break;
         }
         case K_ITEMS: {
-            size_t len = mcp_json_len(iv->v);
+            KSEG;
+            size_t len = iv->v->len;
             const node *sub = k->u.items.sub;
             for (size_t i = k->u.items.start; i < len; i++) {
                 pseg is = {ip, NULL, i};
-                ival ci = {mcp_json_at(iv->v, i), NULL, 0};
+                ival ci = {&j_elems(iv->v)[i], NULL, 0};
                 if (sub->is_bool && !sub->bool_val) {
                     if (!quiet)
                         emit(c, &is, kp, k->name, k->name, NULL, 0,
@@ -3534,18 +4604,19 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     FAIL_HERE();
                     break;
                 }
-                if (!v_node(c, sub, &ci, &is, &kseg, NULL, quiet, ds))
+                if (!v_child(c, sub, &ci, &is, &kseg, quiet, ds))
                     FAIL_HERE();
                 ev_mark(cur, i);
             }
             break;
         }
         case K_CONTAINS: {
+            KSEG;
             size_t len = mcp_json_len(iv->v), hits = 0;
             for (size_t i = 0; i < len; i++) {
                 pseg is = {ip, NULL, i};
                 ival ci = {mcp_json_at(iv->v, i), NULL, 0};
-                int m = v_node(c, k->u.contains.sub, &ci, &is, &kseg, NULL, 1, ds);
+                int m = v_child(c, k->u.contains.sub, &ci, &is, &kseg, 1, ds);
                 if (c->status) {
                     ok = 0;
                     goto out;
@@ -3585,20 +4656,21 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         case K_REQUIRED:
             for (size_t i = 0; i < k->u.req.n; i++) {
                 const sstr *r = &k->u.req.names[i];
-                if (!mcp_json_getn(iv->v, r->s, r->n)) {
+                if (!j_has(iv->v, r->s, r->n)) {
                     if (!quiet)
                         emit(c, ip, kp, "required", "required", r->s, r->n, "required property missing");
                     FAIL_HERE();
                 }
             }
             break;
-        case K_DEPREQ:
+        case K_DEPREQ: {
+            KSEG;
             for (size_t i = 0; i < k->u.depreq.n; i++) {
                 const depreq *d = &k->u.depreq.v[i];
-                if (!mcp_json_getn(iv->v, d->key.s, d->key.n))
+                if (!j_has(iv->v, d->key.s, d->key.n))
                     continue;
                 for (size_t j = 0; j < d->n; j++) {
-                    if (!mcp_json_getn(iv->v, d->names[j].s, d->names[j].n)) {
+                    if (!j_has(iv->v, d->names[j].s, d->names[j].n)) {
                         if (!quiet) {
                             pseg ks = {&kseg, d->key.s, d->key.n};
                             emit(c, ip, &ks, NULL, k->name, d->names[j].s, d->names[j].n,
@@ -3610,21 +4682,39 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 }
             }
             break;
+        }
         case K_PROPS: {
             const props *pr = k->u.pr;
-            size_t cnt = mcp_json_len(iv->v);
+            size_t cnt = iv->v->len, hint = 0;
+            const mcp__member *mem = j_members(iv->v);
             for (size_t i = 0; i < cnt; i++) {
-                size_t kn;
-                const char *key = mcp_json_key_at(iv->v, i, &kn);
-                ival ci = {mcp_json_value_at(iv->v, i), NULL, 0};
+                size_t kn = mem[i].klen;
+                const char *key = mem[i].key;
+                ival ci = {&mem[i].value, NULL, 0};
                 pseg is = {ip, key, kn};
                 int matched = 0;
                 if (pr->n) {
-                    const propent *e = prop_find(pr, key, kn);
+                    const propent *e = prop_find(pr, key, kn, &hint);
                     if (e) {
                         matched = 1;
-                        pseg k1 = {kp, "properties", 10}, k2 = {&k1, e->key.s, e->key.n};
-                        if (!v_node(c, e->n, &ci, &is, &k2, NULL, quiet, ds))
+                        /* The usual property schema is a leaf: try it before
+                           building the paths only a report needs (as v_child
+                           does, rewinding the steps before reporting). */
+                        const node *cn = e->n;
+                        int pass;
+                        if (cn->leaf) {
+                            uint64_t steps = c->steps;
+                            pass = v_leaf(c, cn, &ci);
+                            if (!pass && !quiet && !c->status) {
+                                c->steps = steps;
+                                pseg k1 = {kp, "properties", 10}, k2 = {&k1, e->key.s, e->key.n};
+                                pass = v_node(c, cn, &ci, &is, &k2, NULL, quiet, ds);
+                            }
+                        } else {
+                            pseg k1 = {kp, "properties", 10}, k2 = {&k1, e->key.s, e->key.n};
+                            pass = v_child(c, cn, &ci, &is, &k2, quiet, ds);
+                        }
+                        if (!pass)
                             FAIL_HERE();
                     }
                 }
@@ -3639,7 +4729,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     matched = 1;
                     pseg k1 = {kp, "patternProperties", 17},
                          k2 = {&k1, pr->pats[p].re.src.s, pr->pats[p].re.src.n};
-                    if (!v_node(c, pr->pats[p].n, &ci, &is, &k2, NULL, quiet, ds))
+                    if (!v_child(c, pr->pats[p].n, &ci, &is, &k2, quiet, ds))
                         FAIL_HERE();
                 }
                 if (!matched && pr->add) {
@@ -3657,7 +4747,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                         FAIL_HERE();
                         continue;
                     }
-                    if (!v_node(c, pr->add, &ci, &is, &k1, NULL, quiet, ds))
+                    if (!v_child(c, pr->add, &ci, &is, &k1, quiet, ds))
                         FAIL_HERE();
                     matched = 1;
                 }
@@ -3667,13 +4757,14 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             break;
         }
         case K_PROPNAMES: {
+            KSEG;
             size_t cnt = mcp_json_len(iv->v);
             for (size_t i = 0; i < cnt; i++) {
                 size_t kn;
                 const char *key = mcp_json_key_at(iv->v, i, &kn);
                 ival ci = {NULL, key, kn};
                 pseg is = {ip, key, kn};
-                if (!v_node(c, k->u.sub, &ci, &is, &kseg, NULL, 1, ds)) {
+                if (!v_child(c, k->u.sub, &ci, &is, &kseg, 1, ds)) {
                     if (c->status) {
                         ok = 0;
                         goto out;
@@ -3687,25 +4778,30 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             }
             break;
         }
-        case K_DEPSCHEMAS:
+        case K_DEPSCHEMAS: {
+            KSEG;
             for (size_t i = 0; i < k->u.depsch.n; i++) {
                 const depsch *d = &k->u.depsch.v[i];
-                if (!mcp_json_getn(iv->v, d->key.s, d->key.n))
+                if (!j_has(iv->v, d->key.s, d->key.n))
                     continue;
                 pseg ks = {&kseg, d->key.s, d->key.n};
                 if (!v_inplace(c, d->n, iv, ip, &ks, cur, quiet, ds))
                     FAIL_HERE();
             }
             break;
-        case K_ALLOF:
+        }
+        case K_ALLOF: {
+            KSEG;
             for (size_t i = 0; i < k->u.list.n; i++) {
                 pseg ks = {&kseg, NULL, i};
                 if (!v_inplace(c, k->u.list.v[i], iv, ip, &ks, cur, quiet, ds))
                     FAIL_HERE();
             }
             break;
+        }
         case K_ANYOF:
         case K_ONEOF: {
+            KSEG;
             size_t hits = 0, first = 0, second = 0;
             for (size_t i = 0; i < k->u.list.n; i++) {
                 pseg ks = {&kseg, NULL, i};
@@ -3732,9 +4828,9 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                          "must match %s of the %zu %s schemas, but matches none",
                          k->op == K_ANYOF ? "at least one" : "exactly one", k->u.list.n, k->name);
                     /* Say why each alternative failed. */
-                    for (size_t i = 0; i < k->u.list.n && c->res && !c->stop; i++) {
+                    for (size_t i = 0; i < k->u.list.n && c->report && !c->stop; i++) {
                         pseg ks = {&kseg, NULL, i};
-                        v_node(c, k->u.list.v[i], iv, ip, &ks, NULL, 0, ds);
+                        v_child(c, k->u.list.v[i], iv, ip, &ks, 0, ds);
                     }
                 }
                 FAIL_HERE();
@@ -3749,7 +4845,8 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             break;
         }
         case K_NOT: {
-            int m = v_node(c, k->u.sub, iv, ip, &kseg, NULL, 1, ds);
+            KSEG;
+            int m = v_child(c, k->u.sub, iv, ip, &kseg, 1, ds);
             if (c->status) {
                 ok = 0;
                 goto out;
@@ -3762,6 +4859,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             break;
         }
         case K_IF: {
+            KSEG;
             /* A lone `if` only matters for the annotations it contributes. */
             if (!k->u.cond.then_ && !k->u.cond.else_ && !cur)
                 break;
@@ -3779,6 +4877,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             break;
         }
         case K_UNEV_ITEMS: {
+            KSEG;
             size_t len = mcp_json_len(iv->v);
             const node *sub = k->u.sub;
             for (size_t i = 0; i < len; i++) {
@@ -3794,22 +4893,24 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     FAIL_HERE();
                     continue;
                 }
-                if (!v_node(c, sub, &ci, &is, &kseg, NULL, quiet, ds))
+                if (!v_child(c, sub, &ci, &is, &kseg, quiet, ds))
                     FAIL_HERE();
                 ev_mark(cur, i);
             }
             break;
         }
         case K_UNEV_PROPS: {
-            size_t cnt = mcp_json_len(iv->v);
+            KSEG;
+            size_t cnt = iv->v->len;
+            const mcp__member *mem = j_members(iv->v);
             const node *sub = k->u.sub;
             for (size_t i = 0; i < cnt; i++) {
                 if (ev_has(cur, i))
                     continue;
-                size_t kn;
-                const char *key = mcp_json_key_at(iv->v, i, &kn);
+                size_t kn = mem[i].klen;
+                const char *key = mem[i].key;
                 pseg is = {ip, key, kn};
-                ival ci = {mcp_json_value_at(iv->v, i), NULL, 0};
+                ival ci = {&mem[i].value, NULL, 0};
                 if (sub->is_bool && !sub->bool_val) {
                     if (!quiet)
                         emit(c, &is, kp, k->name, k->name, NULL, 0,
@@ -3819,7 +4920,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     FAIL_HERE();
                     continue;
                 }
-                if (!v_node(c, sub, &ci, &is, &kseg, NULL, quiet, ds))
+                if (!v_child(c, sub, &ci, &is, &kseg, quiet, ds))
                     FAIL_HERE();
                 ev_mark(cur, i);
             }
@@ -3840,6 +4941,7 @@ out:
     return ok && !c->status;
 }
 
+#undef KSEG
 #undef FAIL_HERE
 #undef CHECK_STOP
 
@@ -3854,26 +4956,31 @@ static void release_md(vctx *c)
     c->md = NULL;
 }
 
+/*
+ * One validation. With `boxp`, violations are collected into a report,
+ * returned there (NULL when there were none); the caller frees it.
+ */
 static mcp_status run(const mcp_schema *s, const mcp_json *inst, int quiet, int first_only,
-                      mcp_schema_result *res, mcp_error *err)
+                      result_box **boxp, mcp_error *err)
 {
     vctx c;
-    memset(&c, 0, sizeof(c));
-    c.s = s;
+    vctx_init(&c, s);
     c.first_only = first_only;
-    c.res = res;
+    c.report = boxp != NULL;
     c.err = err;
     ival iv = {inst, NULL, 0};
-    int ok = v_node(&c, s->root, &iv, NULL, NULL, NULL, quiet, NULL);
+    int ok = v_child(&c, s->root, &iv, NULL, NULL, quiet, NULL);
     release_md(&c);
+    sb_release(&c.scratch);
+    if (boxp)
+        *boxp = c.box;
     if (c.status)
         return c.status;
     if (ok)
         return MCP_OK;
     if (quiet && err) {
         /* The fast pass said no; run again to describe the first violation. */
-        memset(&c, 0, sizeof(c));
-        c.s = s;
+        vctx_init(&c, s);
         c.first_only = 1;
         c.err = err;
         ok = v_node(&c, s->root, &iv, NULL, NULL, NULL, 0, NULL);
@@ -3897,10 +5004,15 @@ void mcp_schema_result_free(mcp_schema_result *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->count; i++)
-        mcp_free(r->errors[i].instance_path);
-    mcp_free(r->errors);
-    mcp_free(r);
+    result_box *bx = (result_box *)r;
+    for (tchunk *t = bx->text; t;) {
+        tchunk *next = t->next;
+        mcp_free(t);
+        t = next;
+    }
+    if (r->errors != bx->inl)
+        mcp_free(r->errors);
+    mcp_free(bx);
 }
 
 mcp_status mcp_schema_validate(const mcp_schema *s, const mcp_json *instance, unsigned flags,
@@ -3912,15 +5024,14 @@ mcp_status mcp_schema_validate(const mcp_schema *s, const mcp_json *instance, un
         return fail_at(err, MCP_ERR_INVALID_ARG, NULL, "schema and instance are required");
     if (!out)
         return run(s, instance, 0, 1, NULL, err);
-    mcp_schema_result *r = (mcp_schema_result *)mcp__calloc(1, sizeof(*r));
-    if (!r)
-        return fail_at(err, MCP_ERR_NOMEM, NULL, "out of memory");
-    mcp_status st = run(s, instance, 0, (flags & MCP_SCHEMA_FIRST_ERROR) != 0, r, err);
-    if (st == MCP_ERR_INVALID && r->count) {
-        *out = r;
+    /* The report is made at the first violation: a valid value allocates nothing. */
+    result_box *bx = NULL;
+    mcp_status st = run(s, instance, 0, (flags & MCP_SCHEMA_FIRST_ERROR) != 0, &bx, err);
+    if (st == MCP_ERR_INVALID && bx && bx->pub.count) {
+        *out = &bx->pub;
         return st;
     }
-    mcp_schema_result_free(r);
+    mcp_schema_result_free(bx ? &bx->pub : NULL);
     if (st == MCP_ERR_INVALID)
         return fail_at(err, MCP_ERR_INTERNAL, NULL, "validation failed without a violation");
     return st;
