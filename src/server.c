@@ -58,8 +58,13 @@ void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...
 
 void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame, size_t len)
 {
-    if (!srv->transcript)
-        return;
+    if (srv->transcript)
+        mcp__transcript_line(srv->transcript, &srv->transcript_mu, dir, frame, len, &srv->popts);
+}
+
+void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
+                          const mcp_json_parse_opts *popts)
+{
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
@@ -78,7 +83,7 @@ void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame,
     mcp_jw_key(&w, "dir");
     mcp_jw_string(&w, dir);
     mcp_json_doc *doc = NULL;
-    if (mcp_json_parse(&doc, frame, len, &srv->popts, NULL) == MCP_OK) {
+    if (mcp_json_parse(&doc, frame, len, popts, NULL) == MCP_OK) {
         mcp_jw_key(&w, "msg");
         mcp_jw_value(&w, mcp_json_doc_root(doc));
         mcp_json_doc_free(doc);
@@ -100,11 +105,11 @@ void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame,
     }
     mcp_jw_object_end(&w);
     if (mcp_jw_finish(&w) == MCP_OK) {
-        pthread_mutex_lock(&srv->transcript_mu);
-        fwrite(b.data, 1, b.len, srv->transcript);
-        fputc('\n', srv->transcript);
-        fflush(srv->transcript);
-        pthread_mutex_unlock(&srv->transcript_mu);
+        pthread_mutex_lock(mu);
+        fwrite(b.data, 1, b.len, f);
+        fputc('\n', f);
+        fflush(f);
+        pthread_mutex_unlock(mu);
     }
     mcp_buf_cleanup(&b);
 }

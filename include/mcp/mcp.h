@@ -6,7 +6,8 @@
  *   rpc.h   JSON-RPC 2.0 messages
  *   schema.h JSON Schema 2020-12 / draft-07 validation
  *   server.h server: tools, connections (sans I/O), tool results
- *   transport.h stdio (and later HTTP) transports
+ *   transport.h server transports: stdio and Streamable HTTP
+ *   client.h client: stdio and Streamable HTTP, both eras, pending table
  */
 #ifndef MCP_MCP_H
 #define MCP_MCP_H
@@ -17,5 +18,6 @@
 #include "schema.h"
 #include "server.h"
 #include "transport.h"
+#include "client.h"
 
 #endif /* MCP_MCP_H */

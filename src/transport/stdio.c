@@ -138,7 +138,7 @@ static void set_cork(stdio_out *o, int on)
     pthread_mutex_unlock(&o->mu);
 }
 
-static void ignore_sigpipe(void)
+void mcp__ignore_sigpipe(void)
 {
     struct sigaction sa;
     if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
@@ -171,7 +171,7 @@ mcp_status mcp_stdio_serve(mcp_server *srv, const mcp_stdio_opts *opts)
     out.fd = opts && opts->out_fd ? opts->out_fd : 1;
     unsigned grace = opts && opts->grace_ms ? opts->grace_ms : DEFAULT_GRACE_MS;
     size_t max = srv->opts.max_message;
-    ignore_sigpipe();
+    mcp__ignore_sigpipe();
 
     out.io_thread = pthread_self();
     mcp_buf_init(&out.pend, 0);

@@ -1,0 +1,2122 @@
+/*
+ * The client core: the pending table, the handshake and its era rules,
+ * per-request `_meta`, input_required rounds, server-to-client requests,
+ * notifications and time limits. No I/O: frames leave through the
+ * transport's ops (client_internal.h) and arrive through
+ * mcp__client_on_frame().
+ *
+ * Threads: any number of callers; the transport's reader (frames in); a
+ * timer thread (time limits); a small pool for input callbacks and
+ * input_required rounds. One mutex (c->mu) guards the pending table and
+ * the tool cache; it is never held while calling the transport or a user
+ * callback, so the transport may deliver frames while a caller sends.
+ *
+ * Request ids are numbers from one counter and never reused, so a late
+ * response can never reach another caller; ids that timed out or were
+ * cancelled are kept as tombstones so their late responses are told apart
+ * from responses to ids never sent (a protocol violation).
+ */
+#include "client_internal.h"
+#include "internal.h"
+#include "pool.h"
+#include "server_internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_TIMEOUT_MS 60000u
+#define DEFAULT_CONNECT_TIMEOUT_MS 30000u
+#define DEFAULT_DISCOVER_TIMEOUT_MS 5000u
+#define DEFAULT_WORKERS 2u
+#define DEFAULT_MAX_ROUNDS 16u
+#define DEFAULT_MAX_MESSAGE (64u << 20)
+#define BUCKETS 256u             /* pending table chains (ids are sequential: id % BUCKETS) */
+#define TOMBSTONES 4096u         /* remembered timed-out or cancelled ids */
+#define MAX_LIST_PAGES 10000u    /* a server whose cursors never end */
+#define MAX_PARAM_HEADERS 32u    /* x-mcp-header parameters per tool */
+
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_INFO "io.modelcontextprotocol/clientInfo"
+
+static const char *const g_legacy[] = {MCP_PROTOCOL_2025_11_25, MCP_PROTOCOL_2025_06_18, MCP_PROTOCOL_2025_03_26,
+                                       MCP_PROTOCOL_2024_11_05};
+
+/* ------------------------------------------------------------------------ */
+/* Types                                                                     */
+
+struct mcp_response {
+    mcp_json_doc *doc;          /* owns everything below */
+    const mcp_json *msg;        /* the whole message */
+    const mcp_json *result;     /* NULL for an error */
+    int code;                   /* error.code, 0 for a result */
+    const char *message;        /* error.message ("" if absent); NULL for a result */
+    const mcp_json *data;       /* error.data or NULL */
+};
+
+enum { P_WAITING = 0, P_INPUT, P_DONE };
+
+/* One request the caller is waiting for, possibly over several rounds. */
+typedef struct pending {
+    struct pending *next;       /* bucket chain */
+    uint64_t id;                /* current wire id */
+    uint64_t handle;            /* the first wire id: the caller's handle, the progressToken */
+    int refs;                   /* table + running input round (under c->mu) */
+    int state;                  /* P_WAITING, P_INPUT (input callbacks running), P_DONE */
+    int modern;                 /* sent in the 2026-07-28 way */
+    int internal;               /* a handshake probe: quiet about its failures */
+    uint64_t deadline_ns;       /* when it times out (P_WAITING only) */
+    unsigned timeout_ms;        /* its time limit */
+    unsigned rounds;            /* input_required rounds so far */
+    char *method;               /* owned */
+    mcp_json_doc *params;       /* the caller's params (owned), NULL for none */
+    char *name_header;          /* Mcp-Name value, owned, or NULL */
+    char **param_headers;       /* "Mcp-Param-X: v" lines, owned, NULL-terminated, or NULL */
+    char *input_responses;      /* next round's inputResponses object as JSON text, or NULL */
+    char *request_state;        /* next round's requestState (exact bytes), or NULL */
+    size_t request_state_len;
+    mcp_response *input;        /* the input_required result being answered */
+    mcp_response_fn done;       /* completion */
+    void *done_ud;
+    void (*on_progress)(double, double, const char *, void *);
+    void *progress_ud;
+    int progress_resets;        /* progress restarts the time limit */
+    mcp__job job;               /* an input round on the pool */
+    mcp_client *c;
+} pending;
+
+/* A server-to-client request (legacy era) waiting for the input callback. */
+typedef struct server_req {
+    mcp__job job;               /* first: the pool hands this back */
+    mcp_client *c;
+    mcp_json_doc *doc;          /* the request (owned) */
+    const mcp_json *id;         /* its id, in doc */
+    char method[64];            /* its method */
+    const mcp_json *params;     /* in doc */
+} server_req;
+
+/* What the client knows about a listed tool. */
+typedef struct tool_info {
+    struct tool_info *next;
+    char *name;
+    mcp_schema *output;         /* compiled outputSchema, or NULL */
+    unsigned nheaders;          /* x-mcp-header parameters */
+    char *hprop[MAX_PARAM_HEADERS];   /* argument names */
+    char *hname[MAX_PARAM_HEADERS];   /* header suffixes (Mcp-Param-<hname>) */
+} tool_info;
+
+struct mcp_client {
+    mcp_client_opts opts;       /* copy; strings below are owned copies */
+    char *name, *version, *forced_version, *caps_text;
+    mcp_json_doc *caps_doc;     /* parsed capabilities */
+    mcp_json_parse_opts popts;  /* limits for frames from the server */
+    mcp__ctransport *t;         /* the transport (NULL once closed) */
+    mcp__pool *pool;            /* input callbacks */
+    FILE *transcript;
+    pthread_mutex_t transcript_mu;
+
+    pthread_mutex_t mu;         /* everything below */
+    pthread_cond_t timer_cv;    /* wakes the timer thread */
+    pthread_t timer;
+    int timer_started;
+    int stopping;               /* mcp_client_close running */
+    mcp_status dead;            /* nonzero once the connection is gone */
+    char dead_msg[MCP_ERROR_MESSAGE_MAX];
+    uint64_t next_id;           /* last id sent */
+    pending *buckets[BUCKETS];
+    unsigned npending;
+    uint64_t tomb[TOMBSTONES];  /* ring of timed-out/cancelled ids */
+    unsigned tomb_next;
+    uint64_t timer_target;      /* the deadline the timer thread sleeps towards (0 = none) */
+    tool_info *tools;           /* from the last mcp_client_list_tools */
+
+    /* After the handshake; read-only from then on. */
+    int modern;
+    const char *proto;          /* static string */
+    mcp_json_doc *hs_doc;       /* handshake result message */
+    const mcp_json *hs_result;
+    const mcp_json *server_caps;
+    const mcp_json *server_info;
+    const char *instructions;
+    mcp_json_doc *empty_doc;    /* "{}" for missing capabilities */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                             */
+
+static char *dup_str(const char *s)
+{
+    return s ? mcp__strndup(s, strlen(s)) : NULL;
+}
+
+static void set_deadline(pending *p, unsigned ms)
+{
+    p->deadline_ns = mcp__now_ns() + (uint64_t)ms * 1000000ull;
+}
+
+static void ts_at(struct timespec *ts, uint64_t ns)
+{
+    ts->tv_sec = (time_t)(ns / 1000000000ull);
+    ts->tv_nsec = (long)(ns % 1000000000ull);
+}
+
+void mcp__client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->opts.log) {
+        c->opts.log(level, msg, c->opts.user_data);
+        return;
+    }
+    if (level >= MCP_LOG_WARNING)
+        fprintf(stderr, "%s: %s: %s\n", c->name, mcp_log_level_name(level), msg);
+}
+
+size_t mcp__client_max_message(const mcp_client *c)
+{
+    return c->popts.max_bytes;
+}
+
+static void transcript(mcp_client *c, const char *dir, const char *frame, size_t len)
+{
+    if (c->transcript)
+        mcp__transcript_line(c->transcript, &c->transcript_mu, dir, frame, len, &c->popts);
+}
+
+/* Sends through the transport (never with c->mu held). */
+static mcp_status send_out(mcp_client *c, const mcp__out *o)
+{
+    transcript(c, "out", o->frame, o->len);
+    return c->t->ops->send(c->t, o);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Responses                                                                 */
+
+/* Wraps a decoded response message; takes `doc`. */
+static mcp_response *response_new(mcp_json_doc *doc, const mcp_json *msg)
+{
+    mcp_response *r = mcp__calloc(1, sizeof *r);
+    if (!r) {
+        mcp_json_doc_free(doc);
+        return NULL;
+    }
+    r->doc = doc;
+    r->msg = msg;
+    const mcp_json *e = mcp_json_get(msg, "error");
+    if (e) {
+        r->code = (int)mcp_json_int(mcp_json_get(e, "code"));
+        r->message = mcp_json_str(mcp_json_get(e, "message"), NULL);
+        if (!r->message)
+            r->message = "";
+        r->data = mcp_json_get(e, "data");
+    } else {
+        r->result = mcp_json_get(msg, "result");
+    }
+    return r;
+}
+
+const mcp_json *mcp_response_result(const mcp_response *r)
+{
+    return r ? r->result : NULL;
+}
+
+int mcp_response_error_code(const mcp_response *r)
+{
+    return r ? r->code : 0;
+}
+
+const char *mcp_response_error_message(const mcp_response *r)
+{
+    return r ? r->message : NULL;
+}
+
+const mcp_json *mcp_response_error_data(const mcp_response *r)
+{
+    return r ? r->data : NULL;
+}
+
+const mcp_json *mcp_response_message(const mcp_response *r)
+{
+    return r ? r->msg : NULL;
+}
+
+int mcp_response_is_tool_error(const mcp_response *r)
+{
+    return r && r->result && mcp_json_typeof(mcp_json_get(r->result, "isError")) == MCP_JSON_BOOL &&
+           mcp_json_bool(mcp_json_get(r->result, "isError"));
+}
+
+void mcp_response_free(mcp_response *r)
+{
+    if (!r)
+        return;
+    mcp_json_doc_free(r->doc);
+    mcp_free(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The pending table (c->mu held)                                            */
+
+static pending *find_locked(mcp_client *c, uint64_t id)
+{
+    for (pending *p = c->buckets[id % BUCKETS]; p; p = p->next)
+        if (p->id == id)
+            return p;
+    return NULL;
+}
+
+static pending *find_handle_locked(mcp_client *c, uint64_t handle)
+{
+    pending *p = find_locked(c, handle);
+    if (p && p->handle == handle)
+        return p;
+    for (unsigned b = 0; b < BUCKETS; b++)
+        for (p = c->buckets[b]; p; p = p->next)
+            if (p->handle == handle)
+                return p;
+    return NULL;
+}
+
+static void insert_locked(mcp_client *c, pending *p)
+{
+    pending **b = &c->buckets[p->id % BUCKETS];
+    p->next = *b;
+    *b = p;
+    c->npending++;
+}
+
+static void unlink_locked(mcp_client *c, pending *p)
+{
+    for (pending **pp = &c->buckets[p->id % BUCKETS]; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            p->next = NULL;
+            c->npending--;
+            return;
+        }
+}
+
+static void tomb_add_locked(mcp_client *c, uint64_t id)
+{
+    c->tomb[c->tomb_next++ % TOMBSTONES] = id;
+}
+
+static int tomb_has_locked(const mcp_client *c, uint64_t id)
+{
+    for (unsigned i = 0; i < TOMBSTONES; i++)
+        if (c->tomb[i] == id)
+            return 1;
+    return 0;
+}
+
+static void pending_free(pending *p)
+{
+    mcp_free(p->method);
+    mcp_json_doc_free(p->params);
+    mcp_free(p->name_header);
+    if (p->param_headers) {
+        for (char **h = p->param_headers; *h; h++)
+            mcp_free(*h);
+        mcp_free(p->param_headers);
+    }
+    mcp_free(p->input_responses);
+    mcp_free(p->request_state);
+    mcp_response_free(p->input);
+    mcp_free(p);
+}
+
+static void unref_locked(pending *p)
+{
+    if (--p->refs == 0)
+        pending_free(p);
+}
+
+static void unref(mcp_client *c, pending *p)
+{
+    pthread_mutex_lock(&c->mu);
+    unref_locked(p);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/*
+ * Takes `p` out of the table for completion (c->mu held): 1 when the
+ * caller now owns the completion, 0 when someone else completed it.
+ */
+static int claim_locked(mcp_client *c, pending *p)
+{
+    if (p->state == P_DONE)
+        return 0;
+    p->state = P_DONE;
+    unlink_locked(c, p);
+    return 1;
+}
+
+/*
+ * Completes a claimed request: calls its callback (without the lock) and
+ * drops the table's reference. `resp` is handed over.
+ */
+static void finish(mcp_client *c, pending *p, mcp_status st, mcp_response *resp, const char *fmt, ...)
+    MCP__PRINTF(5, 6);
+static void finish(mcp_client *c, pending *p, mcp_status st, mcp_response *resp, const char *fmt, ...)
+{
+    mcp_error err;
+    mcp_error_clear(&err);
+    if (st != MCP_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        mcp__vfail(&err, st, resp ? resp->code : 0, 0, fmt, ap);
+        va_end(ap);
+    }
+    p->done(c, st, resp, st == MCP_OK ? NULL : &err, p->done_ud);
+    unref(c, p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Building frames                                                           */
+
+/* Writes the client capabilities object. */
+static void write_caps(mcp_client *c, mcp_jw *w)
+{
+    mcp_jw_value(w, mcp_json_doc_root(c->caps_doc));
+}
+
+static void write_client_info(mcp_client *c, mcp_jw *w)
+{
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "name");
+    mcp_jw_string(w, c->name);
+    mcp_jw_key(w, "version");
+    mcp_jw_string(w, c->version);
+    mcp_jw_object_end(w);
+}
+
+static int is_ours(const char *k, size_t kl, int modern)
+{
+#define IS(s) (kl == sizeof(s) - 1 && memcmp(k, s, kl) == 0)
+    if (IS("progressToken"))
+        return 1;
+    return modern && (IS(META_VERSION) || IS(META_CAPS) || IS(META_INFO));
+#undef IS
+}
+
+/*
+ * Writes a request: the caller's params with our `_meta` members merged in
+ * (their own `_meta` members kept), and for input_required retries the
+ * inputResponses and requestState of the round.
+ */
+static mcp_status write_request(mcp_client *c, mcp_buf *b, const pending *p)
+{
+    mcp_jw w;
+    mcp_jw_init(&w, b);
+    mcp_rpc_id id = {MCP_RPC_ID_INT, (int64_t)p->id, NULL, 0};
+    mcp_rpc_begin_request(&w, &id, p->method);
+    const mcp_json *params = p->params ? mcp_json_doc_root(p->params) : NULL;
+    int want_meta = p->modern || p->on_progress || mcp_json_get(params, "_meta");
+    {
+        /* mcp_rpc_begin_request() wrote the "params" key: always an object here. */
+        mcp_jw_object_begin(&w);
+        for (size_t i = 0; i < mcp_json_len(params); i++) {
+            size_t kl;
+            const char *k = mcp_json_key_at(params, i, &kl);
+            if ((kl == 5 && !memcmp(k, "_meta", 5)) ||
+                (p->rounds && ((kl == 14 && !memcmp(k, "inputResponses", 14)) ||
+                               (kl == 12 && !memcmp(k, "requestState", 12)))))
+                continue;
+            mcp_jw_keyn(&w, k, kl);
+            mcp_jw_value(&w, mcp_json_value_at(params, i));
+        }
+        if (p->input_responses) {
+            mcp_jw_key(&w, "inputResponses");
+            mcp_jw_raw(&w, p->input_responses, strlen(p->input_responses));
+        }
+        if (p->request_state) {
+            mcp_jw_key(&w, "requestState");
+            mcp_jw_stringn(&w, p->request_state, p->request_state_len);
+        }
+        if (want_meta) {
+            mcp_jw_key(&w, "_meta");
+            mcp_jw_object_begin(&w);
+            const mcp_json *um = mcp_json_get(params, "_meta");
+            for (size_t i = 0; i < mcp_json_len(um); i++) {
+                size_t kl;
+                const char *k = mcp_json_key_at(um, i, &kl);
+                if (is_ours(k, kl, p->modern))
+                    continue;
+                mcp_jw_keyn(&w, k, kl);
+                mcp_jw_value(&w, mcp_json_value_at(um, i));
+            }
+            if (p->on_progress) {
+                mcp_jw_key(&w, "progressToken");
+                mcp_jw_int(&w, (int64_t)p->handle);
+            }
+            if (p->modern) {
+                mcp_jw_key(&w, META_VERSION);
+                mcp_jw_string(&w, MCP_PROTOCOL_2026_07_28);
+                mcp_jw_key(&w, META_CAPS);
+                write_caps(c, &w);
+                mcp_jw_key(&w, META_INFO);
+                write_client_info(c, &w);
+            }
+            mcp_jw_object_end(&w);
+        }
+        mcp_jw_object_end(&w);
+    }
+    mcp_rpc_end(&w);
+    return mcp_jw_finish(&w);
+}
+
+/* Sends the current round of `p` (not locked). */
+/*
+ * Sends a round of `p` whose frame was built (with write_request, under
+ * c->mu) into `b` for wire id `id`. Not locked: only fields that never
+ * change after creation are read here.
+ */
+static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint64_t id)
+{
+    mcp__out o;
+    memset(&o, 0, sizeof o);
+    o.frame = b->data;
+    o.len = b->len;
+    o.kind = MCP_RPC_REQUEST;
+    o.id = id;
+    o.method = p->method;
+    o.modern = p->modern;
+    o.version = p->modern ? MCP_PROTOCOL_2026_07_28 : c->proto;
+    o.is_initialize = !strcmp(p->method, "initialize");
+    if (p->modern) {
+        o.name = p->name_header;
+        o.param_headers = (const char *const *)p->param_headers;
+    }
+    mcp_status st = send_out(c, &o);
+    mcp_buf_cleanup(b);
+    return st;
+}
+
+static mcp_status send_simple(mcp_client *c, mcp_rpc_kind kind, const char *method, mcp_buf *b)
+{
+    mcp__out o;
+    memset(&o, 0, sizeof o);
+    o.frame = b->data;
+    o.len = b->len;
+    o.kind = kind;
+    o.method = method;
+    o.modern = c->modern;
+    o.version = c->modern ? MCP_PROTOCOL_2026_07_28 : c->proto;
+    return send_out(c, &o);
+}
+
+/* Tells the server a request is abandoned: the transport's way, else notifications/cancelled. */
+static void tell_cancelled(mcp_client *c, uint64_t id, int modern, const char *reason)
+{
+    if (!c->t || c->t->ops->cancel(c->t, id, modern))
+        return;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_notification(&w, "notifications/cancelled");
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "requestId");
+    mcp_jw_int(&w, (int64_t)id);
+    if (reason) {
+        mcp_jw_key(&w, "reason");
+        mcp_jw_string(&w, reason);
+    }
+    mcp_jw_object_end(&w);
+    mcp_rpc_end(&w);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        send_simple(c, MCP_RPC_NOTIFICATION, "notifications/cancelled", &b);
+    mcp_buf_cleanup(&b);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Starting requests                                                         */
+
+/* Wakes the timer when `p` is due before what it sleeps towards (c->mu held). */
+static void timer_note_locked(mcp_client *c, const pending *p)
+{
+    if (c->timer_target == 0 || p->deadline_ns < c->timer_target)
+        pthread_cond_signal(&c->timer_cv);
+}
+
+/*
+ * Queues and sends a request. `params_doc` and the header strings are
+ * taken (freed on failure too). On failure `done` is not called.
+ */
+static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc *params_doc, int modern,
+                                const mcp_request_opts *ro, char *name_header, char **param_headers,
+                                int internal, mcp_response_fn done, void *ud, uint64_t *handle_out,
+                                mcp_error *err)
+{
+    pending *p = mcp__calloc(1, sizeof *p);
+    char *m = dup_str(method);
+    if (!p || !m) {
+        mcp_free(p);
+        mcp_free(m);
+        mcp_json_doc_free(params_doc);
+        mcp_free(name_header);
+        if (param_headers) {
+            for (char **h = param_headers; *h; h++)
+                mcp_free(*h);
+            mcp_free(param_headers);
+        }
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    p->c = c;
+    p->method = m;
+    p->params = params_doc;
+    p->name_header = name_header;
+    p->param_headers = param_headers;
+    p->modern = modern;
+    p->internal = internal;
+    p->done = done;
+    p->done_ud = ud;
+    p->timeout_ms = ro && ro->timeout_ms ? ro->timeout_ms : c->opts.timeout_ms;
+    if (ro) {
+        p->on_progress = ro->on_progress;
+        p->progress_ud = ro->user_data;
+        p->progress_resets = ro->progress_resets_timeout;
+    }
+    pthread_mutex_lock(&c->mu);
+    if (c->dead || c->stopping) {
+        mcp_status st = c->dead ? c->dead : MCP_ERR_CLOSED;
+        char msg[MCP_ERROR_MESSAGE_MAX];
+        snprintf(msg, sizeof msg, "%s", c->dead ? c->dead_msg : "the client is closing");
+        pthread_mutex_unlock(&c->mu);
+        pending_free(p);
+        return mcp__fail(err, st, 0, 0, "%s", msg);
+    }
+    p->id = p->handle = ++c->next_id;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_status st = write_request(c, &b, p);
+    if (st != MCP_OK) {
+        pthread_mutex_unlock(&c->mu);
+        mcp_buf_cleanup(&b);
+        pending_free(p);
+        return mcp__fail(err, st, 0, 0, "cannot write the request: %s", mcp_status_str(st));
+    }
+    p->refs = 2; /* the table's, and ours while sending: the answer may come first */
+    set_deadline(p, p->timeout_ms);
+    insert_locked(c, p);
+    timer_note_locked(c, p);
+    uint64_t id = p->id;
+    pthread_mutex_unlock(&c->mu);
+    if (handle_out)
+        *handle_out = p->handle;
+    if (ro && ro->handle_out)
+        *ro->handle_out = p->handle;
+    st = send_request(c, p, &b, id);
+    if (st != MCP_OK && st != MCP_ERR_CLOSED) {
+        /* Not sent (out of memory): fail it here. A closed connection is
+         * failed by mcp__client_on_closed(), which the transport reports
+         * with the reason (an exit status, an HTTP error). */
+        pthread_mutex_lock(&c->mu);
+        int mine = claim_locked(c, p);
+        pthread_mutex_unlock(&c->mu);
+        if (mine)
+            finish(c, p, st, NULL, "cannot send %s: %s", p->method, mcp_status_str(st));
+    }
+    unref(c, p);
+    return MCP_OK;
+}
+
+/* Parses caller params (a JSON object as text, or NULL). */
+static mcp_status parse_params(mcp_client *c, const char *params, mcp_json_doc **out, mcp_error *err)
+{
+    *out = NULL;
+    if (!params)
+        return MCP_OK;
+    mcp_status st = mcp_json_parse(out, params, strlen(params), NULL, err);
+    if (st != MCP_OK)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, err ? err->offset : 0, "params is not JSON: %s",
+                         err ? err->message : mcp_status_str(st));
+    if (mcp_json_typeof(mcp_json_doc_root(*out)) != MCP_JSON_OBJECT) {
+        mcp_json_doc_free(*out);
+        *out = NULL;
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "params must be a JSON object");
+    }
+    (void)c;
+    return MCP_OK;
+}
+
+/* Mcp-Name: the name or uri a 2026-07-28 HTTP request names. */
+static char *name_header_for(const char *method, const mcp_json *params)
+{
+    const char *key = NULL;
+    if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+        key = "name";
+    else if (!strcmp(method, "resources/read"))
+        key = "uri";
+    size_t n;
+    const char *v = key ? mcp_json_str(mcp_json_get(params, key), &n) : NULL;
+    return v ? mcp__strndup(v, n) : NULL;
+}
+
+/*
+ * A header value for an x-mcp-header argument: numbers and booleans as
+ * their JSON text, strings as they are when they are plain visible ASCII
+ * without edge whitespace, else "=?base64?...?=". NULL for values that
+ * have no header form (null, objects, arrays).
+ */
+static char *param_header_value(const mcp_json *v)
+{
+    switch (mcp_json_typeof(v)) {
+    case MCP_JSON_BOOL:
+        return dup_str(mcp_json_bool(v) ? "true" : "false");
+    case MCP_JSON_INT:
+    case MCP_JSON_REAL: {
+        size_t n;
+        const char *t = mcp_json_num_text(v, &n);
+        return t ? mcp__strndup(t, n) : NULL;
+    }
+    case MCP_JSON_STRING: {
+        size_t n;
+        const char *s = mcp_json_str(v, &n);
+        int plain = n > 0 && s[0] != ' ' && s[n - 1] != ' ';
+        for (size_t i = 0; i < n && plain; i++)
+            if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+                plain = 0;
+        if (plain && !(n >= 2 && s[0] == '=' && s[1] == '?'))
+            return mcp__strndup(s, n);
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        mcp_jw w;
+        mcp_jw_init(&w, &b);
+        mcp_jw_base64(&w, s, n); /* writes a quoted JSON string */
+        char *out = NULL;
+        if (mcp_jw_finish(&w) == MCP_OK && b.len >= 2) {
+            out = mcp_malloc(b.len - 2 + 12);
+            if (out) {
+                memcpy(out, "=?base64?", 9);
+                memcpy(out + 9, b.data + 1, b.len - 2);
+                memcpy(out + 9 + b.len - 2, "?=", 3);
+            }
+        }
+        mcp_buf_cleanup(&b);
+        return out;
+    }
+    default:
+        return NULL;
+    }
+}
+
+/* The Mcp-Param-* lines for a tools/call of a listed tool, or NULL. */
+static char **param_headers_for(mcp_client *c, const mcp_json *params)
+{
+    size_t nl;
+    const char *name = mcp_json_str(mcp_json_get(params, "name"), &nl);
+    const mcp_json *args = mcp_json_get(params, "arguments");
+    if (!name || !args)
+        return NULL;
+    char **out = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (tool_info *ti = c->tools; ti; ti = ti->next) {
+        if (strlen(ti->name) != nl || memcmp(ti->name, name, nl) != 0)
+            continue;
+        if (!ti->nheaders)
+            break;
+        out = mcp__calloc(ti->nheaders + 1, sizeof *out);
+        for (unsigned i = 0; out && i < ti->nheaders; i++) {
+            char *v = param_header_value(mcp_json_get(args, ti->hprop[i]));
+            if (!v)
+                continue;
+            size_t len = strlen(ti->hname[i]) + strlen(v) + 16;
+            char *line = mcp_malloc(len);
+            if (line) {
+                snprintf(line, len, "Mcp-Param-%s: %s", ti->hname[i], v);
+                out[n++] = line;
+            }
+            mcp_free(v);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (out && n == 0) {
+        mcp_free(out);
+        out = NULL;
+    }
+    return out;
+}
+
+mcp_status mcp_client_request_async(mcp_client *c, const char *method, const char *params,
+                                    const mcp_request_opts *ro, mcp_response_fn done, void *user_data,
+                                    uint64_t *handle_out)
+{
+    if (!c || !method || !method[0] || !done)
+        return MCP_ERR_INVALID_ARG;
+    mcp_json_doc *doc;
+    mcp_status st = parse_params(c, params, &doc, NULL);
+    if (st != MCP_OK)
+        return st;
+    char *name = NULL;
+    char **hdrs = NULL;
+    if (c->modern) {
+        name = name_header_for(method, mcp_json_doc_root(doc));
+        if (!strcmp(method, "tools/call"))
+            hdrs = param_headers_for(c, mcp_json_doc_root(doc));
+    }
+    return start_request(c, method, doc, c->modern, ro, name, hdrs, 0, done, user_data, handle_out, NULL);
+}
+
+/* ---- blocking on top of async ---- */
+
+typedef struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    mcp_status st;
+    mcp_response *resp;
+    mcp_error err;
+} waiter;
+
+static void waiter_done(mcp_client *c, mcp_status st, mcp_response *resp, const mcp_error *err, void *ud)
+{
+    (void)c;
+    waiter *w = ud;
+    pthread_mutex_lock(&w->mu);
+    w->st = st;
+    w->resp = resp;
+    if (err)
+        w->err = *err;
+    w->done = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void waiter_init(waiter *w)
+{
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+}
+
+/* Waits for the outcome and hands it to the caller. */
+static mcp_status waiter_wait(waiter *w, mcp_response **out, mcp_error *err)
+{
+    pthread_mutex_lock(&w->mu);
+    while (!w->done)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    if (w->st != MCP_OK && err)
+        *err = w->err;
+    if (out)
+        *out = w->resp;
+    else
+        mcp_response_free(w->resp);
+    return w->st;
+}
+
+static mcp_status request_doc(mcp_client *c, const char *method, mcp_json_doc *doc, int modern,
+                              const mcp_request_opts *ro, int internal, mcp_response **out, mcp_error *err)
+{
+    if (out)
+        *out = NULL;
+    char *name = NULL;
+    char **hdrs = NULL;
+    if (modern) {
+        name = name_header_for(method, mcp_json_doc_root(doc));
+        if (!strcmp(method, "tools/call"))
+            hdrs = param_headers_for(c, mcp_json_doc_root(doc));
+    }
+    waiter w;
+    waiter_init(&w);
+    mcp_status st = start_request(c, method, doc, modern, ro, name, hdrs, internal, waiter_done, &w, NULL, err);
+    if (st != MCP_OK) {
+        pthread_mutex_destroy(&w.mu);
+        pthread_cond_destroy(&w.cv);
+        return st;
+    }
+    return waiter_wait(&w, out, err);
+}
+
+mcp_status mcp_client_request(mcp_client *c, const char *method, const char *params, const mcp_request_opts *ro,
+                              mcp_response **out, mcp_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!c || !method || !method[0])
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and a method are required");
+    mcp_json_doc *doc;
+    mcp_status st = parse_params(c, params, &doc, err);
+    if (st != MCP_OK)
+        return st;
+    return request_doc(c, method, doc, c->modern, ro, 0, out, err);
+}
+
+mcp_status mcp_client_notify(mcp_client *c, const char *method, const char *params)
+{
+    if (!c || !method || !method[0])
+        return MCP_ERR_INVALID_ARG;
+    mcp_json_doc *doc;
+    mcp_status st = parse_params(c, params, &doc, NULL);
+    if (st != MCP_OK)
+        return st;
+    pthread_mutex_lock(&c->mu);
+    st = c->dead ? c->dead : c->stopping ? MCP_ERR_CLOSED : MCP_OK;
+    pthread_mutex_unlock(&c->mu);
+    if (st == MCP_OK) {
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        mcp_jw w;
+        mcp_jw_init(&w, &b);
+        mcp_rpc_begin_notification(&w, method); /* wrote the "params" key */
+        if (doc) {
+            mcp_jw_value(&w, mcp_json_doc_root(doc));
+        } else {
+            mcp_jw_object_begin(&w);
+            mcp_jw_object_end(&w);
+        }
+        mcp_rpc_end(&w);
+        st = mcp_jw_finish(&w);
+        if (st == MCP_OK)
+            st = send_simple(c, MCP_RPC_NOTIFICATION, method, &b);
+        mcp_buf_cleanup(&b);
+    }
+    mcp_json_doc_free(doc);
+    return st;
+}
+
+mcp_status mcp_client_cancel(mcp_client *c, uint64_t handle, const char *reason)
+{
+    if (!c)
+        return MCP_ERR_INVALID_ARG;
+    pthread_mutex_lock(&c->mu);
+    pending *p = find_handle_locked(c, handle);
+    int mine = p && claim_locked(c, p);
+    uint64_t id = 0;
+    int modern = 0, waiting = 0;
+    if (mine) {
+        id = p->id;
+        modern = p->modern;
+        waiting = 1;
+        tomb_add_locked(c, id);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (!mine)
+        return MCP_ERR_NOT_FOUND;
+    if (waiting)
+        tell_cancelled(c, id, modern, reason);
+    finish(c, p, MCP_ERR_CANCELLED, NULL, "cancelled%s%s", reason ? ": " : "", reason ? reason : "");
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Time limits                                                               */
+
+static void *timer_main(void *arg)
+{
+    mcp_client *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stopping) {
+        uint64_t now = mcp__now_ns(), next = 0;
+        pending *expired = NULL;
+        for (unsigned b = 0; b < BUCKETS; b++) {
+            for (pending *p = c->buckets[b], *n; p; p = n) {
+                n = p->next;
+                if (p->state != P_WAITING)
+                    continue;
+                if (p->deadline_ns <= now) {
+                    claim_locked(c, p);
+                    tomb_add_locked(c, p->id);
+                    p->next = expired; /* unlinked: reuse the link */
+                    expired = p;
+                } else if (!next || p->deadline_ns < next) {
+                    next = p->deadline_ns;
+                }
+            }
+        }
+        if (expired) {
+            pthread_mutex_unlock(&c->mu);
+            while (expired) {
+                pending *n = expired->next;
+                expired->next = NULL;
+                tell_cancelled(c, expired->id, expired->modern, "timed out");
+                if (!expired->internal)
+                    mcp__client_log(c, MCP_LOG_DEBUG, "request %llu (%s) timed out after %u ms",
+                                    (unsigned long long)expired->id, expired->method, expired->timeout_ms);
+                finish(c, expired, MCP_ERR_TIMEOUT, NULL, "%s: no response within %u ms", expired->method,
+                       expired->timeout_ms);
+                expired = n;
+            }
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        c->timer_target = next;
+        if (next) {
+            struct timespec ts;
+            ts_at(&ts, next);
+            pthread_cond_timedwait(&c->timer_cv, &c->mu, &ts);
+        } else {
+            pthread_cond_wait(&c->timer_cv, &c->mu);
+        }
+        c->timer_target = 0;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* input_required rounds (2026-07-28)                                        */
+
+/*
+ * Answers one input request through the callback into `w` (an open
+ * inputResponses object, key already written). MCP_OK or why not.
+ */
+static mcp_status answer_input(mcp_client *c, const char *method, const mcp_json *params, mcp_jw *w,
+                               char *msg, size_t cap)
+{
+    if (!c->opts.on_input) {
+        snprintf(msg, cap, "the server asked for %s input and this client has no input handler", method);
+        return MCP_ERR_UNSUPPORTED;
+    }
+    mcp_jw_object_begin(w);
+    msg[0] = '\0';
+    mcp_status st = c->opts.on_input(c, method, params, w, msg, cap, c->opts.user_data);
+    mcp_jw_object_end(w);
+    if (st != MCP_OK && !msg[0])
+        snprintf(msg, cap, "the input handler declined %s (%s)", method, mcp_status_str(st));
+    return st;
+}
+
+/* Runs on a pool worker: answers p->input and sends the retry. */
+static void input_round(mcp__job *job)
+{
+    pending *p = (pending *)((char *)job - offsetof(pending, job));
+    mcp_client *c = p->c;
+    const mcp_json *res = p->input->result;
+    const mcp_json *reqs = mcp_json_get(res, "inputRequests");
+    const mcp_json *state = mcp_json_get(res, "requestState");
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    char msg[MCP_ERROR_MESSAGE_MAX] = "";
+    mcp_status st = MCP_OK;
+    uint64_t retry_id = 0;
+    if (reqs && mcp_json_typeof(reqs) != MCP_JSON_OBJECT) {
+        st = MCP_ERR_INVALID_MSG;
+        snprintf(msg, sizeof msg, "input_required result with a non-object inputRequests");
+    } else if (state && mcp_json_typeof(state) != MCP_JSON_STRING) {
+        st = MCP_ERR_INVALID_MSG;
+        snprintf(msg, sizeof msg, "input_required result with a non-string requestState");
+    }
+    if (st == MCP_OK && reqs) {
+        mcp_jw_object_begin(&w);
+        for (size_t i = 0; i < mcp_json_len(reqs) && st == MCP_OK; i++) {
+            size_t kl;
+            const char *k = mcp_json_key_at(reqs, i, &kl);
+            const mcp_json *r = mcp_json_value_at(reqs, i);
+            const char *m = mcp_json_str(mcp_json_get(r, "method"), NULL);
+            if (!m) {
+                st = MCP_ERR_INVALID_MSG;
+                snprintf(msg, sizeof msg, "inputRequests entry without a method");
+                break;
+            }
+            mcp_jw_keyn(&w, k, kl);
+            st = answer_input(c, m, mcp_json_get(r, "params"), &w, msg, sizeof msg);
+        }
+        mcp_jw_object_end(&w);
+        if (st == MCP_OK)
+            st = mcp_jw_finish(&w);
+    }
+    pthread_mutex_lock(&c->mu);
+    int alive = p->state == P_INPUT;
+    if (alive && st == MCP_OK) {
+        mcp_free(p->input_responses);
+        p->input_responses = reqs ? mcp_buf_take(&b, NULL) : NULL;
+        mcp_free(p->request_state);
+        p->request_state = NULL;
+        size_t sl;
+        const char *s = mcp_json_str(state, &sl);
+        if (s) {
+            p->request_state = mcp__strndup(s, sl);
+            p->request_state_len = sl;
+        }
+        /* The retry is a new request with a new id (the spec says so). */
+        unlink_locked(c, p);
+        p->id = ++c->next_id;
+        p->state = P_WAITING;
+        mcp_buf_reset(&b);
+        st = write_request(c, &b, p);
+        if (st == MCP_OK) {
+            set_deadline(p, p->timeout_ms);
+            insert_locked(c, p);
+            timer_note_locked(c, p);
+            retry_id = p->id;
+        } else {
+            p->state = P_DONE; /* claimed: not in the table any more */
+            snprintf(msg, sizeof msg, "cannot write the retry: %s", mcp_status_str(st));
+        }
+    } else if (alive) {
+        claim_locked(c, p);
+    }
+    pthread_mutex_unlock(&c->mu);
+    mcp_response_free(p->input);
+    p->input = NULL;
+    if (!alive) {
+        mcp_buf_cleanup(&b);
+        unref(c, p); /* completed meanwhile (cancelled, closed) */
+        return;
+    }
+    if (st != MCP_OK) {
+        mcp_buf_cleanup(&b);
+        finish(c, p, st, NULL, "%s", msg);
+        unref(c, p);
+        return;
+    }
+    st = send_request(c, p, &b, retry_id);
+    if (st != MCP_OK && st != MCP_ERR_CLOSED) {
+        pthread_mutex_lock(&c->mu);
+        int mine = claim_locked(c, p);
+        pthread_mutex_unlock(&c->mu);
+        if (mine)
+            finish(c, p, st, NULL, "cannot send the retry of %s: %s", p->method, mcp_status_str(st));
+    }
+    unref(c, p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Incoming frames                                                           */
+
+/* A response (reader thread): complete the request, or start its next round. */
+static void on_response(mcp_client *c, mcp_rpc_msg *m)
+{
+    if (m->id.type != MCP_RPC_ID_INT || m->id.num <= 0) {
+        if (m->kind == MCP_RPC_ERROR && m->id.type == MCP_RPC_ID_NULL) {
+            /* The server could not read something we sent. */
+            mcp__client_log(c, MCP_LOG_WARNING, "the server reported an error for an unreadable message: %s",
+                            m->error_message ? m->error_message : "");
+            return;
+        }
+        if (c->opts.lenient) {
+            mcp__client_log(c, MCP_LOG_WARNING, "dropped a response with an id this client never uses");
+            return;
+        }
+        mcp__client_on_closed(c, MCP_ERR_INVALID_MSG, "the server answered an id this client never sent");
+        return;
+    }
+    uint64_t id = (uint64_t)m->id.num;
+    pthread_mutex_lock(&c->mu);
+    pending *p = find_locked(c, id);
+    if (!p || p->state != P_WAITING) {
+        int late = p || tomb_has_locked(c, id);
+        int never = id > c->next_id;
+        pthread_mutex_unlock(&c->mu);
+        if (never && !c->opts.lenient) {
+            char why[96];
+            snprintf(why, sizeof why, "the server answered id %llu, which this client never sent",
+                     (unsigned long long)id);
+            mcp__client_on_closed(c, MCP_ERR_INVALID_MSG, why);
+            return;
+        }
+        mcp__client_log(c, late ? MCP_LOG_DEBUG : MCP_LOG_WARNING, "dropped a %s response to request %llu",
+                        late ? "late" : "duplicate", (unsigned long long)id);
+        return;
+    }
+    /* 2026-07-28: an input_required result starts another round. */
+    int input = 0;
+    if (p->modern && m->kind == MCP_RPC_RESULT &&
+        mcp_json_str_eq(mcp_json_get(m->result, "resultType"), "input_required") &&
+        (!strcmp(p->method, "tools/call") || !strcmp(p->method, "prompts/get") ||
+         !strcmp(p->method, "resources/read")))
+        input = 1;
+    if (input) {
+        unsigned max = c->opts.max_input_rounds;
+        if (++p->rounds > max) {
+            claim_locked(c, p);
+            pthread_mutex_unlock(&c->mu);
+            finish(c, p, MCP_ERR_LIMIT, NULL, "%s: the server asked for input more than %u times", p->method, max);
+            return;
+        }
+        p->state = P_INPUT;
+        p->refs++; /* the round's */
+        pthread_mutex_unlock(&c->mu);
+        p->input = response_new(m->doc, m->root);
+        m->doc = NULL;
+        p->job.run = input_round;
+        if (!p->input || mcp__pool_submit(c->pool, &p->job) != MCP_OK) {
+            pthread_mutex_lock(&c->mu);
+            int mine = claim_locked(c, p);
+            unref_locked(p);
+            pthread_mutex_unlock(&c->mu);
+            if (mine)
+                finish(c, p, MCP_ERR_NOMEM, NULL, "cannot start an input round");
+        }
+        return;
+    }
+    claim_locked(c, p);
+    pthread_mutex_unlock(&c->mu);
+    mcp_response *r = response_new(m->doc, m->root);
+    m->doc = NULL;
+    if (!r) {
+        finish(c, p, MCP_ERR_NOMEM, NULL, "out of memory");
+        return;
+    }
+    if (r->message)
+        finish(c, p, MCP_ERR_PROTOCOL, r, "%s", r->message);
+    else
+        finish(c, p, MCP_OK, r, "%s", "");
+}
+
+/* Sends a response to a server-to-client request. */
+static void send_answer(mcp_client *c, const mcp_json *id, mcp_buf *b)
+{
+    (void)id;
+    mcp__out o;
+    memset(&o, 0, sizeof o);
+    o.frame = b->data;
+    o.len = b->len;
+    o.kind = MCP_RPC_RESULT;
+    o.version = c->proto;
+    send_out(c, &o);
+}
+
+static void send_error_answer(mcp_client *c, const mcp_json *id, int code, const char *message)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "jsonrpc");
+    mcp_jw_string(&w, "2.0");
+    mcp_jw_key(&w, "id");
+    mcp_jw_value(&w, id);
+    mcp_jw_key(&w, "error");
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "code");
+    mcp_jw_int(&w, code);
+    mcp_jw_key(&w, "message");
+    mcp_jw_string(&w, message);
+    mcp_jw_object_end(&w);
+    mcp_jw_object_end(&w);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        send_answer(c, id, &b);
+    mcp_buf_cleanup(&b);
+}
+
+/* Runs on a pool worker: one legacy server-to-client request. */
+static void server_request_job(mcp__job *job)
+{
+    server_req *sr = (server_req *)job;
+    mcp_client *c = sr->c;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "jsonrpc");
+    mcp_jw_string(&w, "2.0");
+    mcp_jw_key(&w, "id");
+    mcp_jw_value(&w, sr->id);
+    mcp_jw_key(&w, "result");
+    char msg[MCP_ERROR_MESSAGE_MAX] = "";
+    mcp_status st = answer_input(c, sr->method, sr->params, &w, msg, sizeof msg);
+    mcp_jw_object_end(&w);
+    if (st == MCP_OK && mcp_jw_finish(&w) == MCP_OK)
+        send_answer(c, sr->id, &b);
+    else if (st == MCP_ERR_UNSUPPORTED)
+        send_error_answer(c, sr->id, MCP_RPC_METHOD_NOT_FOUND, msg);
+    else
+        send_error_answer(c, sr->id, MCP_RPC_INTERNAL_ERROR, msg[0] ? msg : "the client could not answer");
+    mcp_buf_cleanup(&b);
+    mcp_json_doc_free(sr->doc);
+    mcp_free(sr);
+}
+
+static void on_server_request(mcp_client *c, mcp_rpc_msg *m)
+{
+    const mcp_json *id = mcp_json_get(m->root, "id");
+    if (mcp_rpc_method_is(m, "ping")) {
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        mcp_jw w;
+        mcp_jw_init(&w, &b);
+        mcp_jw_object_begin(&w);
+        mcp_jw_key(&w, "jsonrpc");
+        mcp_jw_string(&w, "2.0");
+        mcp_jw_key(&w, "id");
+        mcp_jw_value(&w, id);
+        mcp_jw_key(&w, "result");
+        mcp_jw_object_begin(&w);
+        mcp_jw_object_end(&w);
+        mcp_jw_object_end(&w);
+        if (mcp_jw_finish(&w) == MCP_OK)
+            send_answer(c, id, &b);
+        mcp_buf_cleanup(&b);
+        return;
+    }
+    if (!mcp_rpc_method_is(m, "elicitation/create") && !mcp_rpc_method_is(m, "sampling/createMessage") &&
+        !mcp_rpc_method_is(m, "roots/list")) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "Method not found: %.100s", m->method);
+        send_error_answer(c, id, MCP_RPC_METHOD_NOT_FOUND, msg);
+        return;
+    }
+    server_req *sr = mcp__calloc(1, sizeof *sr);
+    if (!sr) {
+        send_error_answer(c, id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    sr->c = c;
+    sr->doc = m->doc;
+    m->doc = NULL;
+    sr->id = id;
+    snprintf(sr->method, sizeof sr->method, "%s", m->method);
+    sr->params = m->params;
+    sr->job.run = server_request_job;
+    if (mcp__pool_submit(c->pool, &sr->job) != MCP_OK) {
+        send_error_answer(c, id, MCP_RPC_INTERNAL_ERROR, "Internal error: the client is busy");
+        mcp_json_doc_free(sr->doc);
+        mcp_free(sr);
+    }
+}
+
+static void on_notification(mcp_client *c, mcp_rpc_msg *m)
+{
+    if (mcp_rpc_method_is(m, "notifications/progress")) {
+        const mcp_json *tok = mcp_json_get(m->params, "progressToken");
+        if (mcp_json_typeof(tok) != MCP_JSON_INT)
+            return;
+        int64_t h = mcp_json_int(tok);
+        pthread_mutex_lock(&c->mu);
+        pending *p = h > 0 ? find_handle_locked(c, (uint64_t)h) : NULL;
+        if (!p || p->state == P_DONE || !p->on_progress) {
+            pthread_mutex_unlock(&c->mu);
+            return;
+        }
+        if (p->progress_resets && p->state == P_WAITING)
+            set_deadline(p, p->timeout_ms);
+        p->refs++;
+        pthread_mutex_unlock(&c->mu);
+        const mcp_json *total = mcp_json_get(m->params, "total");
+        p->on_progress(mcp_json_number(mcp_json_get(m->params, "progress")), total ? mcp_json_number(total) : -1.0,
+                       mcp_json_str(mcp_json_get(m->params, "message"), NULL), p->progress_ud);
+        unref(c, p);
+        return;
+    }
+    if (c->opts.on_notify)
+        c->opts.on_notify(c, m->method, m->params, c->opts.user_data);
+}
+
+static void on_message(mcp_client *c, const char *data, size_t len);
+
+void mcp__client_on_frame(mcp_client *c, const char *data, size_t len)
+{
+    transcript(c, "in", data, len);
+    size_t i = 0;
+    while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
+        i++;
+    if (i < len && data[i] == '[') {
+        /* A batch (2025-03-26 allowed them): each element on its own. */
+        mcp_json_doc *doc;
+        if (mcp_json_parse(&doc, data, len, &c->popts, NULL) == MCP_OK) {
+            const mcp_json *arr = mcp_json_doc_root(doc);
+            for (size_t k = 0; k < mcp_json_len(arr); k++) {
+                mcp_buf b;
+                mcp_buf_init(&b, 0);
+                mcp_jw w;
+                mcp_jw_init(&w, &b);
+                mcp_jw_value(&w, mcp_json_at(arr, k));
+                if (mcp_jw_finish(&w) == MCP_OK)
+                    on_message(c, b.data, b.len);
+                mcp_buf_cleanup(&b);
+            }
+            mcp_json_doc_free(doc);
+            return;
+        }
+    }
+    on_message(c, data, len);
+}
+
+static void on_message(mcp_client *c, const char *data, size_t len)
+{
+    mcp_rpc_msg m;
+    mcp_error err;
+    if (mcp_rpc_decode(&m, data, len, &c->popts, &err) != MCP_OK) {
+        char why[MCP_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "the server sent something that is not a JSON-RPC message (%.80s): %.*s",
+                 err.message, (int)(len < 60 ? len : 60), data);
+        for (char *q = why; *q; q++)
+            if ((unsigned char)*q < 0x20)
+                *q = ' ';
+        if (c->opts.lenient) {
+            mcp__client_log(c, MCP_LOG_WARNING, "%s", why);
+            return;
+        }
+        mcp__client_on_closed(c, MCP_ERR_INVALID_MSG, why);
+        return;
+    }
+    switch (m.kind) {
+    case MCP_RPC_RESULT:
+    case MCP_RPC_ERROR:
+        on_response(c, &m);
+        break;
+    case MCP_RPC_REQUEST:
+        on_server_request(c, &m);
+        break;
+    case MCP_RPC_NOTIFICATION:
+        on_notification(c, &m);
+        break;
+    }
+    mcp_rpc_msg_cleanup(&m);
+}
+
+void mcp__client_on_request_failed(mcp_client *c, uint64_t id, mcp_status st, int http_status, const char *message)
+{
+    pthread_mutex_lock(&c->mu);
+    pending *p = find_locked(c, id);
+    int mine = p && p->state == P_WAITING && claim_locked(c, p);
+    pthread_mutex_unlock(&c->mu);
+    if (!mine)
+        return;
+    if (http_status)
+        finish(c, p, st, NULL, "HTTP %d: %s", http_status, message ? message : "");
+    else
+        finish(c, p, st, NULL, "%s", message ? message : mcp_status_str(st));
+}
+
+void mcp__client_on_closed(mcp_client *c, mcp_status st, const char *message)
+{
+    pending *all = NULL;
+    pthread_mutex_lock(&c->mu);
+    if (!c->dead) {
+        c->dead = st ? st : MCP_ERR_CLOSED;
+        snprintf(c->dead_msg, sizeof c->dead_msg, "%s", message ? message : "the connection closed");
+    }
+    for (unsigned b = 0; b < BUCKETS; b++) {
+        while (c->buckets[b]) {
+            pending *p = c->buckets[b];
+            claim_locked(c, p);
+            p->next = all;
+            all = p;
+        }
+    }
+    char msg[MCP_ERROR_MESSAGE_MAX];
+    snprintf(msg, sizeof msg, "%s", c->dead_msg);
+    mcp_status dead = c->dead;
+    pthread_mutex_unlock(&c->mu);
+    if (all && !c->stopping)
+        mcp__client_log(c, MCP_LOG_WARNING, "%s", msg);
+    while (all) {
+        pending *n = all->next;
+        all->next = NULL;
+        finish(c, all, dead, NULL, "%s", msg);
+        all = n;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Creating, the handshake, closing                                          */
+
+mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_error *err)
+{
+    mcp_client_opts o;
+    if (opts)
+        o = *opts;
+    else
+        memset(&o, 0, sizeof o);
+    if (o.protocol_version) {
+        int known = !strcmp(o.protocol_version, MCP_PROTOCOL_2026_07_28);
+        for (size_t i = 0; i < sizeof g_legacy / sizeof g_legacy[0]; i++)
+            known |= !strcmp(o.protocol_version, g_legacy[i]);
+        if (!known)
+            return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
+                             "protocol version %.40s is not one libmcp speaks (2024-11-05 .. 2026-07-28)",
+                             o.protocol_version);
+    }
+    mcp_client *c = mcp__calloc(1, sizeof *c);
+    if (!c)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->transcript_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->timer_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    c->name = dup_str(o.name ? o.name : "libmcp-client");
+    c->version = dup_str(o.version ? o.version : mcp_version());
+    c->forced_version = dup_str(o.protocol_version);
+    c->caps_text = dup_str(o.capabilities ? o.capabilities : "{}");
+    if (!c->name || !c->version || !c->caps_text || (o.protocol_version && !c->forced_version)) {
+        mcp_client_close(c);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    o.name = c->name;
+    o.version = c->version;
+    o.protocol_version = c->forced_version;
+    o.capabilities = c->caps_text;
+    if (!o.timeout_ms)
+        o.timeout_ms = DEFAULT_TIMEOUT_MS;
+    if (!o.connect_timeout_ms)
+        o.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+    if (!o.discover_timeout_ms)
+        o.discover_timeout_ms = DEFAULT_DISCOVER_TIMEOUT_MS;
+    if (!o.workers)
+        o.workers = DEFAULT_WORKERS;
+    if (!o.max_input_rounds)
+        o.max_input_rounds = DEFAULT_MAX_ROUNDS;
+    if (!o.max_message)
+        o.max_message = DEFAULT_MAX_MESSAGE;
+    o.transcript_path = NULL; /* opened below; not kept */
+    c->opts = o;
+    c->popts.max_bytes = o.max_message;
+    mcp_error perr;
+    if (mcp_json_parse(&c->caps_doc, c->caps_text, strlen(c->caps_text), NULL, &perr) != MCP_OK ||
+        mcp_json_typeof(mcp_json_doc_root(c->caps_doc)) != MCP_JSON_OBJECT) {
+        mcp_client_close(c);
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "capabilities must be a JSON object");
+    }
+    if (mcp_json_parse(&c->empty_doc, "{}", 2, NULL, NULL) != MCP_OK ||
+        mcp__pool_new(&c->pool, o.workers, 1024) != MCP_OK) {
+        mcp_client_close(c);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    if (opts && opts->transcript_path) {
+        c->transcript = fopen(opts->transcript_path, "a");
+        if (!c->transcript) {
+            mcp_status st = mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot open the transcript %.150s: %s",
+                                      opts->transcript_path, strerror(errno));
+            mcp_client_close(c);
+            return st;
+        }
+    }
+    if (pthread_create(&c->timer, NULL, timer_main, c) != 0) {
+        mcp_client_close(c);
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "cannot start the timer thread");
+    }
+    c->timer_started = 1;
+    c->proto = NULL;
+    c->server_caps = mcp_json_doc_root(c->empty_doc);
+    *out = c;
+    return MCP_OK;
+}
+
+void mcp__client_attach(mcp_client *c, mcp__ctransport *t)
+{
+    t->client = c;
+    c->t = t;
+}
+
+/* Keeps the handshake result: capabilities, serverInfo, instructions. */
+static void keep_handshake(mcp_client *c, mcp_response *r)
+{
+    c->hs_doc = r->doc;
+    r->doc = NULL;
+    c->hs_result = r->result;
+    const mcp_json *caps = mcp_json_get(r->result, "capabilities");
+    if (mcp_json_typeof(caps) == MCP_JSON_OBJECT)
+        c->server_caps = caps;
+    c->server_info = mcp_json_get(r->result, "serverInfo");
+    if (!c->server_info) /* 2026-07-28 puts it in _meta */
+        c->server_info = mcp_json_get(mcp_json_get(r->result, "_meta"), "io.modelcontextprotocol/serverInfo");
+    c->instructions = mcp_json_str(mcp_json_get(r->result, "instructions"), NULL);
+    mcp_response_free(r);
+}
+
+static const char *legacy_version(const mcp_json *v)
+{
+    for (size_t i = 0; i < sizeof g_legacy / sizeof g_legacy[0]; i++)
+        if (mcp_json_str_eq(v, g_legacy[i]))
+            return g_legacy[i];
+    return NULL;
+}
+
+static mcp_status do_initialize(mcp_client *c, const char *version, mcp_error *err)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "protocolVersion");
+    mcp_jw_string(&w, version);
+    mcp_jw_key(&w, "capabilities");
+    write_caps(c, &w);
+    mcp_jw_key(&w, "clientInfo");
+    write_client_info(c, &w);
+    mcp_jw_object_end(&w);
+    mcp_json_doc *doc = NULL;
+    mcp_status st = mcp_jw_finish(&w);
+    if (st == MCP_OK)
+        st = mcp_json_parse(&doc, b.data, b.len, NULL, NULL);
+    mcp_buf_cleanup(&b);
+    if (st != MCP_OK)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeout_ms = c->opts.connect_timeout_ms;
+    mcp_response *r;
+    st = request_doc(c, "initialize", doc, 0, &ro, 0, &r, err);
+    if (st != MCP_OK) {
+        mcp_response_free(r);
+        if (st == MCP_ERR_PROTOCOL && err) {
+            char m[MCP_ERROR_MESSAGE_MAX];
+            snprintf(m, sizeof m, "%s", err->message);
+            mcp__fail(err, st, err->rpc_code, 0, "the server refused initialize: %s", m);
+        }
+        return st;
+    }
+    const char *got = legacy_version(mcp_json_get(r->result, "protocolVersion"));
+    if (!got) {
+        const char *v = mcp_json_str(mcp_json_get(r->result, "protocolVersion"), NULL);
+        mcp_response_free(r);
+        return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
+                         "the server answered initialize with protocol version %.40s, which libmcp does not speak",
+                         v ? v : "(none)");
+    }
+    if (strcmp(got, version) != 0)
+        mcp__client_log(c, MCP_LOG_INFO, "asked for protocol %s, the server chose %s", version, got);
+    c->proto = got;
+    c->modern = 0;
+    keep_handshake(c, r);
+    return mcp_client_notify(c, "notifications/initialized", NULL) == MCP_OK
+               ? MCP_OK
+               : mcp__fail(err, MCP_ERR_CLOSED, 0, 0, "the connection closed after initialize");
+}
+
+/* 2026-07-28 errors that prove the server modern (do not fall back). */
+static int modern_error(int code)
+{
+    return code == MCP_RPC_UNSUPPORTED_VERSION || code == MCP_RPC_HEADER_MISMATCH ||
+           code == MCP_RPC_MISSING_CAPABILITY;
+}
+
+static mcp_status do_discover(mcp_client *c, unsigned timeout_ms, int *legacy, mcp_error *err)
+{
+    *legacy = 0;
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeout_ms = timeout_ms;
+    mcp_response *r;
+    mcp_error e;
+    mcp_error_clear(&e);
+    mcp_status st = request_doc(c, "server/discover", NULL, 1, &ro, 1, &r, &e);
+    if (st == MCP_OK) {
+        const mcp_json *sv = mcp_json_get(r->result, "supportedVersions");
+        int ok = 0;
+        for (size_t i = 0; i < mcp_json_len(sv); i++)
+            ok |= mcp_json_str_eq(mcp_json_at(sv, i), MCP_PROTOCOL_2026_07_28);
+        if (!ok && sv) {
+            mcp_response_free(r);
+            return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
+                             "the server is modern but does not list 2026-07-28 in supportedVersions");
+        }
+        c->modern = 1;
+        c->proto = MCP_PROTOCOL_2026_07_28;
+        keep_handshake(c, r);
+        return MCP_OK;
+    }
+    int code = r ? r->code : 0;
+    if (st == MCP_ERR_PROTOCOL && modern_error(code)) {
+        if (code == MCP_RPC_UNSUPPORTED_VERSION) {
+            char list[160] = "";
+            const mcp_json *sup = mcp_json_get(r->data, "supported");
+            for (size_t i = 0; i < mcp_json_len(sup); i++) {
+                const char *v = mcp_json_str(mcp_json_at(sup, i), NULL);
+                if (v && strlen(list) + strlen(v) + 3 < sizeof list) {
+                    strcat(list, i ? ", " : "");
+                    strcat(list, v);
+                }
+            }
+            mcp_response_free(r);
+            return mcp__fail(err, MCP_ERR_UNSUPPORTED, code, 0,
+                             "the server does not speak 2026-07-28 (it supports: %s)", list[0] ? list : "?");
+        }
+        mcp_response_free(r);
+        return mcp__fail(err, st, code, 0, "server/discover failed: %s", e.message);
+    }
+    mcp_response_free(r);
+    /* Any other error, a silence, or an HTTP 4xx: a legacy server. */
+    if (st == MCP_ERR_PROTOCOL || st == MCP_ERR_TIMEOUT) {
+        *legacy = 1;
+        return MCP_OK;
+    }
+    if (err)
+        *err = e;
+    return st;
+}
+
+mcp_status mcp__client_handshake(mcp_client *c, mcp_error *err)
+{
+    const char *want = c->forced_version;
+    mcp_status st;
+    if (want && strcmp(want, MCP_PROTOCOL_2026_07_28) != 0) {
+        st = do_initialize(c, want, err);
+    } else {
+        int legacy = 0;
+        st = do_discover(c, want ? c->opts.connect_timeout_ms : c->opts.discover_timeout_ms, &legacy, err);
+        if (st == MCP_OK && legacy) {
+            if (want)
+                st = mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
+                               "the server does not speak 2026-07-28 (server/discover failed)");
+            else
+                st = do_initialize(c, MCP_PROTOCOL_LATEST_LEGACY, err);
+        }
+    }
+    if (st == MCP_OK && c->t->ops->ready)
+        c->t->ops->ready(c->t, c->proto, c->modern);
+    return st;
+}
+
+mcp_status mcp__client_start(mcp_client **out, const mcp_client_opts *opts, mcp__ctransport *t, mcp_error *err)
+{
+    mcp_client *c;
+    mcp_status st = mcp__client_new(&c, opts, err);
+    if (st != MCP_OK) {
+        t->ops->close(t);
+        return st;
+    }
+    mcp__client_attach(c, t);
+    st = mcp__client_handshake(c, err);
+    if (st != MCP_OK) {
+        mcp_client_close(c);
+        return st;
+    }
+    *out = c;
+    return MCP_OK;
+}
+
+static void tools_free(tool_info *t)
+{
+    while (t) {
+        tool_info *n = t->next;
+        mcp_free(t->name);
+        mcp_schema_free(t->output);
+        for (unsigned i = 0; i < t->nheaders; i++) {
+            mcp_free(t->hprop[i]);
+            mcp_free(t->hname[i]);
+        }
+        mcp_free(t);
+        t = n;
+    }
+}
+
+void mcp_client_close(mcp_client *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->stopping = 1;
+    pthread_cond_signal(&c->timer_cv);
+    pthread_mutex_unlock(&c->mu);
+    if (c->t) {
+        /* After this no transport thread calls in any more. */
+        c->t->ops->close(c->t);
+        c->t = NULL;
+    }
+    mcp__client_on_closed(c, MCP_ERR_CLOSED, "the client was closed");
+    if (c->timer_started)
+        pthread_join(c->timer, NULL);
+    /* Input rounds still queued finish against a closed client (they see P_DONE). */
+    mcp__pool_free(c->pool);
+    tools_free(c->tools);
+    if (c->transcript)
+        fclose(c->transcript);
+    mcp_json_doc_free(c->hs_doc);
+    mcp_json_doc_free(c->caps_doc);
+    mcp_json_doc_free(c->empty_doc);
+    pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->transcript_mu);
+    pthread_cond_destroy(&c->timer_cv);
+    mcp_free(c->name);
+    mcp_free(c->version);
+    mcp_free(c->forced_version);
+    mcp_free(c->caps_text);
+    mcp_free(c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* What was negotiated                                                       */
+
+const char *mcp_client_protocol_version(const mcp_client *c)
+{
+    return c ? c->proto : NULL;
+}
+
+int mcp_client_is_modern(const mcp_client *c)
+{
+    return c ? c->modern : 0;
+}
+
+const mcp_json *mcp_client_server_capabilities(const mcp_client *c)
+{
+    return c ? c->server_caps : NULL;
+}
+
+const mcp_json *mcp_client_server_info(const mcp_client *c)
+{
+    return c ? c->server_info : NULL;
+}
+
+const char *mcp_client_instructions(const mcp_client *c)
+{
+    return c ? c->instructions : NULL;
+}
+
+const mcp_json *mcp_client_handshake_result(const mcp_client *c)
+{
+    return c ? c->hs_result : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Typed helpers                                                             */
+
+/* Writes {"key": value} params as text into a doc; NULL value skips the key. */
+static mcp_status params_doc(mcp_json_doc **out, const char *const *kv, const char *raw_key, const char *raw,
+                             mcp_error *err)
+{
+    *out = NULL;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    for (; kv && kv[0]; kv += 2) {
+        if (!kv[1])
+            continue;
+        mcp_jw_key(&w, kv[0]);
+        mcp_jw_string(&w, kv[1]);
+    }
+    mcp_status st = MCP_OK;
+    if (raw_key && raw) {
+        mcp_json_doc *d;
+        st = mcp_json_parse(&d, raw, strlen(raw), NULL, err);
+        if (st == MCP_OK && mcp_json_typeof(mcp_json_doc_root(d)) != MCP_JSON_OBJECT)
+            st = MCP_ERR_TYPE;
+        if (st == MCP_OK) {
+            mcp_jw_key(&w, raw_key);
+            mcp_jw_value(&w, mcp_json_doc_root(d));
+        }
+        mcp_json_doc_free(d);
+        if (st != MCP_OK) {
+            mcp_buf_cleanup(&b);
+            return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "%s must be a JSON object", raw_key);
+        }
+    }
+    mcp_jw_object_end(&w);
+    st = mcp_jw_finish(&w);
+    if (st == MCP_OK)
+        st = mcp_json_parse(out, b.data, b.len, NULL, NULL);
+    mcp_buf_cleanup(&b);
+    return st == MCP_OK ? MCP_OK : mcp__fail(err, st, 0, 0, "cannot build the request: %s", mcp_status_str(st));
+}
+
+/*
+ * Lists every page of a list method into one response `{"<key>":[...]}`;
+ * `each` sees every item (for the tool cache).
+ */
+static mcp_status list_all(mcp_client *c, const char *method, const char *key, mcp_response **out,
+                           mcp_error *err)
+{
+    *out = NULL;
+    mcp_buf all;
+    mcp_buf_init(&all, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &all);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, key);
+    mcp_jw_array_begin(&w);
+    char *cursor = NULL;
+    mcp_status st = MCP_OK;
+    for (unsigned page = 0;; page++) {
+        if (page == MAX_LIST_PAGES) {
+            st = mcp__fail(err, MCP_ERR_LIMIT, 0, 0, "%s: more than %u pages", method, MAX_LIST_PAGES);
+            break;
+        }
+        const char *kv[] = {"cursor", cursor, NULL, NULL};
+        mcp_json_doc *doc;
+        st = params_doc(&doc, cursor ? kv : NULL, NULL, NULL, err);
+        if (st != MCP_OK)
+            break;
+        mcp_response *r;
+        st = request_doc(c, method, doc, c->modern, NULL, 0, &r, err);
+        mcp_free(cursor);
+        cursor = NULL;
+        if (st != MCP_OK) {
+            if (r && page == 0) {
+                *out = r; /* the error response */
+                r = NULL;
+            }
+            mcp_response_free(r);
+            break;
+        }
+        const mcp_json *items = mcp_json_get(r->result, key);
+        if (mcp_json_typeof(items) != MCP_JSON_ARRAY) {
+            mcp_response_free(r);
+            st = mcp__fail(err, MCP_ERR_INVALID_MSG, 0, 0, "%s: the result has no \"%s\" array", method, key);
+            break;
+        }
+        for (size_t i = 0; i < mcp_json_len(items); i++)
+            mcp_jw_value(&w, mcp_json_at(items, i));
+        size_t cl;
+        const char *next = mcp_json_str(mcp_json_get(r->result, "nextCursor"), &cl);
+        if (next && cl)
+            cursor = mcp__strndup(next, cl);
+        mcp_response_free(r);
+        if (!cursor)
+            break;
+    }
+    mcp_free(cursor);
+    if (st != MCP_OK) {
+        mcp_buf_cleanup(&all);
+        return st;
+    }
+    mcp_jw_array_end(&w);
+    mcp_jw_object_end(&w);
+    st = mcp_jw_finish(&w);
+    /* Wrap as a response message so the accessors work alike. */
+    mcp_buf msg;
+    mcp_buf_init(&msg, 0);
+    if (st == MCP_OK) {
+        mcp_buf_append(&msg, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":", 33);
+        mcp_buf_append(&msg, all.data, all.len);
+        st = mcp_buf_append(&msg, "}", 1);
+    }
+    mcp_buf_cleanup(&all);
+    mcp_json_doc *doc = NULL;
+    if (st == MCP_OK)
+        st = mcp_json_parse(&doc, msg.data, msg.len, NULL, NULL);
+    mcp_buf_cleanup(&msg);
+    if (st != MCP_OK)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    *out = response_new(doc, mcp_json_doc_root(doc));
+    return *out ? MCP_OK : mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+}
+
+/* An x-mcp-header name must be an HTTP token (RFC 9110) to become a header. */
+static int header_token(const char *s)
+{
+    if (!s || !*s || strlen(s) > 100)
+        return 0;
+    for (; *s; s++)
+        if (!(((*s | 32) >= 'a' && (*s | 32) <= 'z') || (*s >= '0' && *s <= '9') || strchr("!#$%&'*+-.^_`|~", *s)))
+            return 0;
+    return 1;
+}
+
+/* Rebuilds the tool cache from a full tools list. */
+static void cache_tools(mcp_client *c, const mcp_json *tools)
+{
+    tool_info *list = NULL;
+    for (size_t i = 0; i < mcp_json_len(tools); i++) {
+        const mcp_json *t = mcp_json_at(tools, i);
+        size_t nl;
+        const char *name = mcp_json_str(mcp_json_get(t, "name"), &nl);
+        if (!name)
+            continue;
+        tool_info *ti = mcp__calloc(1, sizeof *ti);
+        if (!ti)
+            break;
+        ti->name = mcp__strndup(name, nl);
+        const mcp_json *os = mcp_json_get(t, "outputSchema");
+        mcp_error e;
+        if (os && mcp_schema_new(&ti->output, os, NULL, &e) != MCP_OK) {
+            ti->output = NULL;
+            mcp__client_log(c, MCP_LOG_WARNING, "tool %s: outputSchema does not compile (%s); results unchecked",
+                            ti->name ? ti->name : "?", e.message);
+        }
+        const mcp_json *props = mcp_json_get(mcp_json_get(t, "inputSchema"), "properties");
+        for (size_t k = 0; k < mcp_json_len(props) && ti->nheaders < MAX_PARAM_HEADERS; k++) {
+            const char *h = mcp_json_str(mcp_json_get(mcp_json_value_at(props, k), "x-mcp-header"), NULL);
+            if (!h)
+                continue;
+            if (!header_token(h)) {
+                mcp__client_log(c, MCP_LOG_WARNING, "tool %s: x-mcp-header \"%.60s\" is not a valid header name",
+                                ti->name ? ti->name : "?", h);
+                continue;
+            }
+            size_t kl;
+            const char *k2 = mcp_json_key_at(props, k, &kl);
+            ti->hprop[ti->nheaders] = mcp__strndup(k2, kl);
+            ti->hname[ti->nheaders] = dup_str(h);
+            ti->nheaders++;
+        }
+        ti->next = list;
+        list = ti;
+    }
+    pthread_mutex_lock(&c->mu);
+    tool_info *old = c->tools;
+    c->tools = list;
+    pthread_mutex_unlock(&c->mu);
+    tools_free(old);
+}
+
+mcp_status mcp_client_list_tools(mcp_client *c, mcp_response **out, mcp_error *err)
+{
+    if (!c || !out)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and out are required");
+    mcp_status st = list_all(c, "tools/list", "tools", out, err);
+    if (st == MCP_OK)
+        cache_tools(c, mcp_json_get((*out)->result, "tools"));
+    return st;
+}
+
+mcp_status mcp_client_list_resources(mcp_client *c, mcp_response **out, mcp_error *err)
+{
+    if (!c || !out)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and out are required");
+    return list_all(c, "resources/list", "resources", out, err);
+}
+
+mcp_status mcp_client_list_resource_templates(mcp_client *c, mcp_response **out, mcp_error *err)
+{
+    if (!c || !out)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and out are required");
+    return list_all(c, "resources/templates/list", "resourceTemplates", out, err);
+}
+
+mcp_status mcp_client_list_prompts(mcp_client *c, mcp_response **out, mcp_error *err)
+{
+    if (!c || !out)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and out are required");
+    return list_all(c, "prompts/list", "prompts", out, err);
+}
+
+/* Validates structuredContent against the listed tool's outputSchema. */
+static mcp_status check_output(mcp_client *c, const char *name, const mcp_response *r, mcp_error *err)
+{
+    const mcp_json *sc = mcp_json_get(r->result, "structuredContent");
+    if (mcp_response_is_tool_error(r))
+        return MCP_OK;
+    mcp_status st = MCP_OK;
+    pthread_mutex_lock(&c->mu);
+    for (tool_info *ti = c->tools; ti; ti = ti->next) {
+        if (strcmp(ti->name, name) != 0 || !ti->output)
+            continue;
+        if (!sc) {
+            st = mcp__fail(err, MCP_ERR_INVALID, 0, 0,
+                           "tool %s declares an outputSchema but its result has no structuredContent", name);
+        } else {
+            mcp_error e;
+            st = mcp_schema_validate(ti->output, sc, MCP_SCHEMA_FIRST_ERROR, NULL, &e);
+            if (st == MCP_ERR_INVALID)
+                mcp__fail(err, st, 0, 0, "tool %s: structuredContent does not match its outputSchema: %s%s%s", name,
+                          e.pointer, e.pointer[0] ? ": " : "", e.message);
+            else if (st != MCP_OK)
+                mcp__fail(err, st, 0, 0, "tool %s: cannot check structuredContent: %s", name, e.message);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
+mcp_status mcp_client_call_tool(mcp_client *c, const char *name, const char *arguments, const mcp_request_opts *ro,
+                                mcp_response **out, mcp_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!c || !name)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and a tool name are required");
+    const char *kv[] = {"name", name, NULL, NULL};
+    mcp_json_doc *doc;
+    mcp_status st = params_doc(&doc, kv, "arguments", arguments ? arguments : "{}", err);
+    if (st != MCP_OK)
+        return st;
+    mcp_response *r;
+    st = request_doc(c, "tools/call", doc, c->modern, ro, 0, &r, err);
+    if (st == MCP_OK)
+        st = check_output(c, name, r, err);
+    if (out)
+        *out = r;
+    else
+        mcp_response_free(r);
+    return st;
+}
+
+mcp_status mcp_client_read_resource(mcp_client *c, const char *uri, mcp_response **out, mcp_error *err)
+{
+    if (!c || !uri)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and a uri are required");
+    const char *kv[] = {"uri", uri, NULL, NULL};
+    mcp_json_doc *doc;
+    mcp_status st = params_doc(&doc, kv, NULL, NULL, err);
+    return st != MCP_OK ? st : request_doc(c, "resources/read", doc, c->modern, NULL, 0, out, err);
+}
+
+mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *arguments, mcp_response **out,
+                                 mcp_error *err)
+{
+    if (!c || !name)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and a prompt name are required");
+    const char *kv[] = {"name", name, NULL, NULL};
+    mcp_json_doc *doc;
+    mcp_status st = params_doc(&doc, kv, "arguments", arguments, err);
+    return st != MCP_OK ? st : request_doc(c, "prompts/get", doc, c->modern, NULL, 0, out, err);
+}
+
+mcp_status mcp_client_complete(mcp_client *c, const char *ref, const char *arg_name, const char *arg_value,
+                               const char *context_args, mcp_response **out, mcp_error *err)
+{
+    if (!c || !ref || !arg_name || !arg_value)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client, ref, argument name and value are required");
+    mcp_json_doc *ref_doc = NULL, *ctx_doc = NULL;
+    mcp_status st = mcp_json_parse(&ref_doc, ref, strlen(ref), NULL, NULL);
+    if (st != MCP_OK || mcp_json_typeof(mcp_json_doc_root(ref_doc)) != MCP_JSON_OBJECT) {
+        mcp_json_doc_free(ref_doc);
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "ref must be a JSON object");
+    }
+    if (context_args &&
+        (mcp_json_parse(&ctx_doc, context_args, strlen(context_args), NULL, NULL) != MCP_OK ||
+         mcp_json_typeof(mcp_json_doc_root(ctx_doc)) != MCP_JSON_OBJECT)) {
+        mcp_json_doc_free(ref_doc);
+        mcp_json_doc_free(ctx_doc);
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "context arguments must be a JSON object");
+    }
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "ref");
+    mcp_jw_value(&w, mcp_json_doc_root(ref_doc));
+    mcp_jw_key(&w, "argument");
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "name");
+    mcp_jw_string(&w, arg_name);
+    mcp_jw_key(&w, "value");
+    mcp_jw_string(&w, arg_value);
+    mcp_jw_object_end(&w);
+    if (ctx_doc) {
+        mcp_jw_key(&w, "context");
+        mcp_jw_object_begin(&w);
+        mcp_jw_key(&w, "arguments");
+        mcp_jw_value(&w, mcp_json_doc_root(ctx_doc));
+        mcp_jw_object_end(&w);
+    }
+    mcp_jw_object_end(&w);
+    mcp_json_doc_free(ref_doc);
+    mcp_json_doc_free(ctx_doc);
+    mcp_json_doc *doc = NULL;
+    st = mcp_jw_finish(&w);
+    if (st == MCP_OK)
+        st = mcp_json_parse(&doc, b.data, b.len, NULL, NULL);
+    mcp_buf_cleanup(&b);
+    if (st != MCP_OK)
+        return mcp__fail(err, st, 0, 0, "cannot build the request (is every string valid UTF-8?)");
+    return request_doc(c, "completion/complete", doc, c->modern, NULL, 0, out, err);
+}
+
+mcp_status mcp_client_ping(mcp_client *c, mcp_error *err)
+{
+    if (!c)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client is required");
+    return request_doc(c, "ping", NULL, c->modern, NULL, 0, NULL, err);
+}
