@@ -1,6 +1,6 @@
 # libmcp: the README's two commands, and the heavier jobs kept out of them.
 #
-#   make run     install missing Debian packages, build, serve the example
+#   make run     install missing Debian packages, build, serve the AML server (demo data)
 #   make test    install missing Debian packages, build (ASan+UBSan), run every test
 #   make fuzz    libFuzzer over every target (FUZZ_SECONDS each, default 300)
 #   make valgrind  the unit tests under valgrind
@@ -37,11 +37,14 @@ build-dev:
 	cmake --preset dev >/dev/null
 	cmake --build --preset dev -j $(JOBS)
 
+# The AML server on its in-memory demo bank, over Streamable HTTP on
+# loopback (PORT, default 8080); Ctrl-C stops it. README "Quick start" shows
+# how to call it.
+PORT ?= 8080
 run: build-release
-	@echo "Serving the hello example (one tool, greet) over stdio; Ctrl-D ends." >&2
-	@echo "Until mcp-server-aml lands, this is the minimal example server." >&2
-	@echo 'Try: {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}' >&2
-	./build/release/examples/mcp-example-hello
+	@echo "mcp-server-aml: demo case store in memory; MCP endpoint http://127.0.0.1:$(PORT)/mcp (Ctrl-C stops)" >&2
+	@echo "See README.md, Quick start, for a first call." >&2
+	./build/release/apps/aml/mcp-server-aml --http 127.0.0.1:$(PORT)
 
 test: build-dev
 	@sh tests/run.sh build/dev
@@ -72,6 +75,7 @@ bench:
 	@[ -d bench/peers/node_modules ] || npm ci --prefix bench/peers
 	sh bench/schema/run.sh build/bench
 	sh bench/stdio/run.sh build/bench
+	./build/bench/bench/bench_aml $(CURDIR)/build/bench/aml-work
 
 clean:
 	rm -rf build

@@ -1,0 +1,43 @@
+/*
+ * The MCP face of mcp-server-aml: tool definitions (schemas, annotations,
+ * scopes), handlers, the audit of every call, and serving.
+ */
+#ifndef AML_TOOLS_H
+#define AML_TOOLS_H
+
+#include "cases.h"
+
+/* Scopes per tool, kept here for the authorization layer (docs/aml.md). */
+typedef struct aml_tool_scope {
+    const char *tool;  /* tool name */
+    const char *scope; /* aml.read | aml.assess | aml.sar */
+} aml_tool_scope;
+
+/** The scope table (NULL-terminated). */
+const aml_tool_scope *aml_tool_scopes(void);
+
+/* What the tools share. */
+typedef struct aml_app {
+    aml_store *store;   /* the case store (its lock serialises tool calls) */
+    const char *actor;  /* who calls, for the audit log (see docs/aml.md on caller identity) */
+} aml_app;
+
+/** Registers listCases, listTypologies, assessTypology, assessCase, draftSar on `srv`. */
+mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
+
+/* How to serve. */
+typedef struct aml_serve_opts {
+    const char *http;        /* [HOST:]PORT, or NULL for stdio */
+    const char *transcript;  /* JSON-lines transcript of every frame, or NULL */
+} aml_serve_opts;
+
+/**
+ * Serves the app until the client goes away: the one place that knows
+ * about transports. @return a process exit status.
+ */
+int aml_serve(aml_app *app, const aml_serve_opts *o);
+
+/** Builds the demo store: the generator with a fixed seed, every case assessed. */
+int aml_demo_store(aml_store **out, aml_err *err);
+
+#endif /* AML_TOOLS_H */
