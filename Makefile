@@ -22,6 +22,8 @@ TEST_PKGS := $(BUILD_PKGS) binutils util-linux
 FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
 VALGRIND_PKGS := $(BUILD_PKGS) valgrind
 BENCH_PKGS := $(BUILD_PKGS) libjansson-dev libcjson-dev
+# bench/http drives its servers with wrk and opens legacy sessions with curl.
+BENCH_PKGS += wrk curl
 
 .PHONY: all run test build-dev build-release fuzz valgrind tsan bench clean
 
@@ -76,6 +78,7 @@ bench:
 	sh bench/schema/run.sh build/bench
 	sh bench/stdio/run.sh build/bench
 	./build/bench/bench/bench_aml $(CURDIR)/build/bench/aml-work
+	sh bench/http/run.sh build/bench
 
 clean:
 	rm -rf build

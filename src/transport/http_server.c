@@ -131,7 +131,8 @@ struct hreq {
     char new_session[40];       /* Mcp-Session-Id to return (initialize), or "" */
     hreq *pending_next;         /* session's pending list */
     hreq *active_next;          /* server's list for keep-alives */
-    int on_active;              /* in that list */
+    hreq **active_pprev;        /* the link pointing at this one, for O(1) removal */
+    int on_active;              /* in that list (set and cleared with hs->mu and mu held) */
     uint64_t started;           /* monotonic ms */
     /* ---- guarded by mu ---- */
     frame *head, *tail;         /* SSE bytes waiting to be written */
@@ -835,10 +836,39 @@ static void active_add(hreq *r)
         r->on_active = 1;
         r->refs++;
         r->active_next = hs->active;
+        r->active_pprev = &hs->active;
+        if (hs->active)
+            hs->active->active_pprev = &r->active_next;
         hs->active = r;
     }
     pthread_mutex_unlock(&r->mu);
     pthread_mutex_unlock(&hs->mu);
+}
+
+/*
+ * Takes a finished request off the ticker's list at once (request_completed).
+ * Left to the ticker, every request answered in one keep-alive period would
+ * stay listed, and allocated, until the next tick: at tens of thousands of
+ * calls a second that is megabytes of dead requests, and a long walk under
+ * hs->mu that every new request waits for. on_active changes with both
+ * hs->mu and r->mu held, so either lock is enough to read it.
+ */
+static void active_remove(hreq *r)
+{
+    mcp_http_server *hs = r->hs;
+    pthread_mutex_lock(&hs->mu);
+    pthread_mutex_lock(&r->mu);
+    int was = r->on_active;
+    if (was) {
+        *r->active_pprev = r->active_next;
+        if (r->active_next)
+            r->active_next->active_pprev = r->active_pprev;
+        r->on_active = 0;
+    }
+    pthread_mutex_unlock(&r->mu);
+    pthread_mutex_unlock(&hs->mu);
+    if (was)
+        hreq_unref(r); /* the list's reference */
 }
 
 static void *ticker_main(void *arg)
@@ -859,6 +889,8 @@ static void *ticker_main(void *arg)
             pthread_mutex_lock(&r->mu);
             if (r->ended) {
                 *pp = r->active_next;
+                if (r->active_next)
+                    r->active_next->active_pprev = pp;
                 r->on_active = 0;
                 r->active_next = done;
                 done = r;
@@ -1314,7 +1346,10 @@ static enum MHD_Result handle_post(hreq *r)
     r->last_write = now_ms();
     pthread_mutex_unlock(&r->mu);
     res = respond(r);
-    active_add(r);
+    /* The ticker only serves requests still waiting or streaming: one
+     * answered with a JSON body right away needs no keep-alives. */
+    if (!r->queued || r->mode == MODE_SSE)
+        active_add(r);
     return res;
 }
 
@@ -1557,6 +1592,8 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
     pthread_mutex_lock(&r->mu);
     r->ended = 1;
     int got_final = r->got_final;
+    /* Only the ticker can change this now (1 -> 0), and it holds r->mu too. */
+    int listed = r->on_active;
     pthread_mutex_unlock(&r->mu);
     session *s = r->sess;
     if (s) {
@@ -1599,6 +1636,8 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
         mcp_conn_free(r->conn);
         r->conn = NULL;
     }
+    if (listed)
+        active_remove(r);
     hreq_unref(r);
 }
 
