@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define DEFAULT_TIMEOUT_MS 60000u
@@ -75,6 +76,7 @@ typedef struct pending {
     uint64_t deadline_ns;       /* when it times out (P_WAITING only) */
     unsigned timeout_ms;        /* its time limit */
     unsigned rounds;            /* input_required rounds so far */
+    int version_retried;        /* resent once after -32022 */
     char *method;               /* owned */
     mcp_json_doc *params;       /* the caller's params (owned), NULL for none */
     char *name_header;          /* Mcp-Name value, owned, or NULL */
@@ -651,19 +653,6 @@ static mcp_status parse_params(mcp_client *c, const char *params, mcp_json_doc *
     return MCP_OK;
 }
 
-/* Mcp-Name: the name or uri a 2026-07-28 HTTP request names. */
-static char *name_header_for(const char *method, const mcp_json *params)
-{
-    const char *key = NULL;
-    if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
-        key = "name";
-    else if (!strcmp(method, "resources/read"))
-        key = "uri";
-    size_t n;
-    const char *v = key ? mcp_json_str(mcp_json_get(params, key), &n) : NULL;
-    return v ? mcp__strndup(v, n) : NULL;
-}
-
 /*
  * A header value for an x-mcp-header argument: numbers and booleans as
  * their JSON text, strings as they are when they are plain visible ASCII
@@ -684,7 +673,8 @@ static char *param_header_value(const mcp_json *v)
     case MCP_JSON_STRING: {
         size_t n;
         const char *s = mcp_json_str(v, &n);
-        int plain = n > 0 && s[0] != ' ' && s[n - 1] != ' ';
+        /* Plain when printable ASCII without edge whitespace ("" is plain: a present, empty header). */
+        int plain = n == 0 || (s[0] != ' ' && s[n - 1] != ' ');
         for (size_t i = 0; i < n && plain; i++)
             if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
                 plain = 0;
@@ -710,6 +700,18 @@ static char *param_header_value(const mcp_json *v)
     default:
         return NULL;
     }
+}
+
+/* Mcp-Name: the name or uri a 2026-07-28 HTTP request names. */
+static char *name_header_for(const char *method, const mcp_json *params)
+{
+    const char *key = NULL;
+    if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+        key = "name";
+    else if (!strcmp(method, "resources/read"))
+        key = "uri";
+    const mcp_json *v = key ? mcp_json_get(params, key) : NULL;
+    return mcp_json_typeof(v) == MCP_JSON_STRING ? param_header_value(v) : NULL;
 }
 
 /* The Mcp-Param-* lines for a tools/call of a listed tool, or NULL. */
@@ -998,6 +1000,8 @@ static void input_round(mcp__job *job)
 {
     pending *p = (pending *)((char *)job - offsetof(pending, job));
     mcp_client *c = p->c;
+    /* An error here is -32022 naming 2026-07-28 as supported: resend as is. */
+    int resend_only = p->input->message != NULL;
     const mcp_json *res = p->input->result;
     const mcp_json *reqs = mcp_json_get(res, "inputRequests");
     const mcp_json *state = mcp_json_get(res, "requestState");
@@ -1037,15 +1041,17 @@ static void input_round(mcp__job *job)
     pthread_mutex_lock(&c->mu);
     int alive = p->state == P_INPUT;
     if (alive && st == MCP_OK) {
-        mcp_free(p->input_responses);
-        p->input_responses = reqs ? mcp_buf_take(&b, NULL) : NULL;
-        mcp_free(p->request_state);
-        p->request_state = NULL;
-        size_t sl;
-        const char *s = mcp_json_str(state, &sl);
-        if (s) {
-            p->request_state = mcp__strndup(s, sl);
-            p->request_state_len = sl;
+        if (!resend_only) {
+            mcp_free(p->input_responses);
+            p->input_responses = reqs ? mcp_buf_take(&b, NULL) : NULL;
+            mcp_free(p->request_state);
+            p->request_state = NULL;
+            size_t sl;
+            const char *s = mcp_json_str(state, &sl);
+            if (s) {
+                p->request_state = mcp__strndup(s, sl);
+                p->request_state_len = sl;
+            }
         }
         /* The retry is a new request with a new id (the spec says so). */
         unlink_locked(c, p);
@@ -1127,6 +1133,35 @@ static void on_response(mcp_client *c, mcp_rpc_msg *m)
         mcp__client_log(c, late ? MCP_LOG_DEBUG : MCP_LOG_WARNING, "dropped a %s response to request %llu",
                         late ? "late" : "duplicate", (unsigned long long)id);
         return;
+    }
+    /*
+     * 2026-07-28: -32022 whose data.supported lists 2026-07-28 (what we
+     * sent) is answered by sending the request again, once, with a new id:
+     * the spec's "select a mutually supported version and retry".
+     */
+    if (p->modern && m->kind == MCP_RPC_ERROR && m->error_code == MCP_RPC_UNSUPPORTED_VERSION && !p->version_retried) {
+        const mcp_json *sup = mcp_json_get(m->error_data, "supported");
+        int ours = 0;
+        for (size_t i = 0; i < mcp_json_len(sup); i++)
+            ours |= mcp_json_str_eq(mcp_json_at(sup, i), MCP_PROTOCOL_2026_07_28);
+        if (ours) {
+            p->version_retried = 1;
+            p->state = P_INPUT;
+            p->refs++; /* the round's */
+            pthread_mutex_unlock(&c->mu);
+            p->input = response_new(m->doc, m->root);
+            m->doc = NULL;
+            p->job.run = input_round;
+            if (!p->input || mcp__pool_submit(c->pool, &p->job) != MCP_OK) {
+                pthread_mutex_lock(&c->mu);
+                int mine = claim_locked(c, p);
+                unref_locked(p);
+                pthread_mutex_unlock(&c->mu);
+                if (mine)
+                    finish(c, p, MCP_ERR_NOMEM, NULL, "cannot retry %s", p->method);
+            }
+            return;
+        }
     }
     /* 2026-07-28: an input_required result starts another round. */
     int input = 0;
@@ -1477,10 +1512,11 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
     o.transcript_path = NULL; /* opened below; not kept */
     c->opts = o;
     c->popts.max_bytes = o.max_message;
-    mcp_error perr;
-    if (mcp_json_parse(&c->caps_doc, c->caps_text, strlen(c->caps_text), NULL, &perr) != MCP_OK ||
-        mcp_json_typeof(mcp_json_doc_root(c->caps_doc)) != MCP_JSON_OBJECT) {
+    mcp_status pst = mcp_json_parse(&c->caps_doc, c->caps_text, strlen(c->caps_text), NULL, NULL);
+    if (pst != MCP_OK || mcp_json_typeof(mcp_json_doc_root(c->caps_doc)) != MCP_JSON_OBJECT) {
         mcp_client_close(c);
+        if (pst == MCP_ERR_NOMEM)
+            return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "capabilities must be a JSON object");
     }
     if (mcp_json_parse(&c->empty_doc, "{}", 2, NULL, NULL) != MCP_OK ||
@@ -1818,6 +1854,55 @@ static mcp_status params_doc(mcp_json_doc **out, const char *const *kv, const ch
     return st == MCP_OK ? MCP_OK : mcp__fail(err, st, 0, 0, "cannot build the request: %s", mcp_status_str(st));
 }
 
+/* An x-mcp-header name must be an HTTP token (RFC 9110) to become a header. */
+static int header_token(const char *s)
+{
+    if (!s || !*s || strlen(s) > 100)
+        return 0;
+    for (; *s; s++)
+        if (!(((*s | 32) >= 'a' && (*s | 32) <= 'z') || (*s >= '0' && *s <= '9') || strchr("!#$%&'*+-.^_`|~", *s)))
+            return 0;
+    return 1;
+}
+
+/*
+ * Why a tool's x-mcp-header annotations are unusable (SEP-2243), or NULL
+ * when they are fine: each must be a non-empty HTTP token, unique within
+ * the tool ignoring case, on a string, integer or boolean property. A
+ * 2026-07-28 client must not call such a tool.
+ */
+static const char *tool_headers_why(const mcp_json *tool, char *buf, size_t cap)
+{
+    const mcp_json *props = mcp_json_get(mcp_json_get(tool, "inputSchema"), "properties");
+    for (size_t k = 0; k < mcp_json_len(props); k++) {
+        const mcp_json *prop = mcp_json_value_at(props, k);
+        const mcp_json *hv = mcp_json_get(prop, "x-mcp-header");
+        if (!hv)
+            continue;
+        const char *h = mcp_json_str(hv, NULL);
+        size_t kl;
+        const char *key = mcp_json_key_at(props, k, &kl);
+        if (!h || !header_token(h)) {
+            snprintf(buf, cap, "property %.*s: x-mcp-header is not a valid header name", (int)(kl > 60 ? 60 : kl), key);
+            return buf;
+        }
+        const mcp_json *type = mcp_json_get(prop, "type");
+        if (!mcp_json_str_eq(type, "string") && !mcp_json_str_eq(type, "integer") && !mcp_json_str_eq(type, "boolean")) {
+            snprintf(buf, cap, "property %.*s: x-mcp-header needs a string, integer or boolean type",
+                     (int)(kl > 60 ? 60 : kl), key);
+            return buf;
+        }
+        for (size_t j = 0; j < k; j++) {
+            const char *o = mcp_json_str(mcp_json_get(mcp_json_value_at(props, j), "x-mcp-header"), NULL);
+            if (o && !strcasecmp(o, h)) {
+                snprintf(buf, cap, "x-mcp-header %.60s is used twice", h);
+                return buf;
+            }
+        }
+    }
+    return NULL;
+}
+
 /*
  * Lists every page of a list method into one response `{"<key>":[...]}`;
  * `each` sees every item (for the tool cache).
@@ -1863,8 +1948,16 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key, m
             st = mcp__fail(err, MCP_ERR_INVALID_MSG, 0, 0, "%s: the result has no \"%s\" array", method, key);
             break;
         }
-        for (size_t i = 0; i < mcp_json_len(items); i++)
-            mcp_jw_value(&w, mcp_json_at(items, i));
+        for (size_t i = 0; i < mcp_json_len(items); i++) {
+            const mcp_json *item = mcp_json_at(items, i);
+            char why[160];
+            if (c->modern && !strcmp(key, "tools") && tool_headers_why(item, why, sizeof why)) {
+                const char *tn = mcp_json_str(mcp_json_get(item, "name"), NULL);
+                mcp__client_log(c, MCP_LOG_WARNING, "ignoring tool %.80s: %s", tn ? tn : "?", why);
+                continue;
+            }
+            mcp_jw_value(&w, item);
+        }
         size_t cl;
         const char *next = mcp_json_str(mcp_json_get(r->result, "nextCursor"), &cl);
         if (next && cl)
@@ -1900,17 +1993,6 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key, m
     return *out ? MCP_OK : mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
 }
 
-/* An x-mcp-header name must be an HTTP token (RFC 9110) to become a header. */
-static int header_token(const char *s)
-{
-    if (!s || !*s || strlen(s) > 100)
-        return 0;
-    for (; *s; s++)
-        if (!(((*s | 32) >= 'a' && (*s | 32) <= 'z') || (*s >= '0' && *s <= '9') || strchr("!#$%&'*+-.^_`|~", *s)))
-            return 0;
-    return 1;
-}
-
 /* Rebuilds the tool cache from a full tools list. */
 static void cache_tools(mcp_client *c, const mcp_json *tools)
 {
@@ -1937,11 +2019,8 @@ static void cache_tools(mcp_client *c, const mcp_json *tools)
             const char *h = mcp_json_str(mcp_json_get(mcp_json_value_at(props, k), "x-mcp-header"), NULL);
             if (!h)
                 continue;
-            if (!header_token(h)) {
-                mcp__client_log(c, MCP_LOG_WARNING, "tool %s: x-mcp-header \"%.60s\" is not a valid header name",
-                                ti->name ? ti->name : "?", h);
-                continue;
-            }
+            if (!header_token(h))
+                continue; /* legacy era: listed, but never sent as a header */
             size_t kl;
             const char *k2 = mcp_json_key_at(props, k, &kl);
             ti->hprop[ti->nheaders] = mcp__strndup(k2, kl);
