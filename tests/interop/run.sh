@@ -10,6 +10,7 @@
 # (npm ci only reads that file).
 #
 # usage: run.sh SCRIPT.mjs ARG...
+#        run.sh --exec PROGRAM ARG...   (install, then run a compiled test)
 set -eu
 dir=$(cd "$(dirname "$0")" && pwd)
 script=$1
@@ -40,4 +41,7 @@ fi
 flock -u 9
 exec 9<&-
 
+if [ "$script" = "--exec" ]; then
+  exec "$@" # a compiled test (client_peers): the packages are now in place
+fi
 exec node "$dir/$script" "$@"
