@@ -13,7 +13,7 @@ SHELL := /bin/sh
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 
-BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-dev libmicrohttpd-dev
+BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev
 # The interop tests (tests/interop) also need Node.js 20+ and npm. They come
 # with the machine image, not from apt (Debian's nodejs is older): without
 # them the interop.node_missing test fails and says so. flock (util-linux)
@@ -55,7 +55,7 @@ tsan:
 	@sh scripts/deps.sh $(TEST_PKGS)
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
-	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|stdio_hostile))'
+	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile))'
 
 valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)

@@ -290,6 +290,7 @@ static void execute(mcp_call *call)
 }
 
 static void call_free(mcp_call *call);
+static void call_free_keep_conn(mcp_call *call);
 
 /* Runs a call on a worker (or inline); frees it afterwards. */
 static void run_job(mcp__job *job)
@@ -311,11 +312,19 @@ static void run_job(mcp__job *job)
         mcp__server_timer_remove(c->srv, call);
     pthread_mutex_lock(&c->mu);
     call->state = MCP__CALL_DONE;
-    c->running--;
     mcp__conn_unlink_call_locked(c, call); /* normally already done by whoever answered */
-    pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
-    call_free(call);
+    call_free_keep_conn(call);
+    /* Last, and under the lock mcp_conn_close() waits with: once `running`
+     * drops, this worker holds nothing of the call or the connection, so a
+     * close that saw it reach zero leaves no allocation behind. */
+    pthread_mutex_lock(&c->mu);
+    c->running--;
+    pthread_cond_broadcast(&c->cv);
+    int last = atomic_fetch_sub(&c->refs, 1) == 1;
+    pthread_mutex_unlock(&c->mu);
+    if (last)
+        mcp__conn_destroy(c);
 }
 
 void mcp__call_timeout(mcp_call *call)
@@ -341,16 +350,22 @@ void mcp__call_release(mcp_call *call)
     call_free(call);
 }
 
-/* Frees a call that is off the timer list and out of the in-flight table. */
-static void call_free(mcp_call *call)
+/* Frees a call, but not its reference on the connection. */
+static void call_free_keep_conn(mcp_call *call)
 {
-    mcp_conn *c = call->conn;
     mcp_buf_cleanup(&call->content);
     mcp_json_doc_free(call->structured);
     mcp__ask_cleanup(&call->ask);
     mcp_rpc_msg_cleanup(&call->msg);
     mcp__tool_release(call->tool);
     mcp_free(call);
+}
+
+/* Frees a call that is off the timer list and out of the in-flight table. */
+static void call_free(mcp_call *call)
+{
+    mcp_conn *c = call->conn;
+    call_free_keep_conn(call);
     mcp__conn_release(c);
 }
 

@@ -140,8 +140,8 @@ struct mcp_client {
     tool_info *tools;           /* from the last mcp_client_list_tools */
 
     /* After the handshake; read-only from then on. */
-    int modern;
-    const char *proto;          /* static string */
+    atomic_int modern;          /* atomics: written once by the handshake, read by */
+    _Atomic(const char *) proto; /* every thread (static string) */
     mcp_json_doc *hs_doc;       /* handshake result message */
     const mcp_json *hs_result;
     const mcp_json *server_caps;
@@ -494,7 +494,7 @@ static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint
     o.id = id;
     o.method = p->method;
     o.modern = p->modern;
-    o.version = p->modern ? MCP_PROTOCOL_2026_07_28 : c->proto;
+    o.version = p->modern ? MCP_PROTOCOL_2026_07_28 : atomic_load(&c->proto);
     o.is_initialize = !strcmp(p->method, "initialize");
     if (p->modern) {
         o.name = p->name_header;
@@ -513,8 +513,8 @@ static mcp_status send_simple(mcp_client *c, mcp_rpc_kind kind, const char *meth
     o.len = b->len;
     o.kind = kind;
     o.method = method;
-    o.modern = c->modern;
-    o.version = c->modern ? MCP_PROTOCOL_2026_07_28 : c->proto;
+    o.modern = atomic_load(&c->modern);
+    o.version = atomic_load(&c->modern) ? MCP_PROTOCOL_2026_07_28 : atomic_load(&c->proto);
     return send_out(c, &o);
 }
 
@@ -765,12 +765,12 @@ mcp_status mcp_client_request_async(mcp_client *c, const char *method, const cha
         return st;
     char *name = NULL;
     char **hdrs = NULL;
-    if (c->modern) {
+    if (atomic_load(&c->modern)) {
         name = name_header_for(method, mcp_json_doc_root(doc));
         if (!strcmp(method, "tools/call"))
             hdrs = param_headers_for(c, mcp_json_doc_root(doc));
     }
-    return start_request(c, method, doc, c->modern, ro, name, hdrs, 0, done, user_data, handle_out, NULL);
+    return start_request(c, method, doc, atomic_load(&c->modern), ro, name, hdrs, 0, done, user_data, handle_out, NULL);
 }
 
 /* ---- blocking on top of async ---- */
@@ -857,7 +857,7 @@ mcp_status mcp_client_request(mcp_client *c, const char *method, const char *par
     mcp_status st = parse_params(c, params, &doc, err);
     if (st != MCP_OK)
         return st;
-    return request_doc(c, method, doc, c->modern, ro, 0, out, err);
+    return request_doc(c, method, doc, atomic_load(&c->modern), ro, 0, out, err);
 }
 
 mcp_status mcp_client_notify(mcp_client *c, const char *method, const char *params)
@@ -1217,7 +1217,7 @@ static void send_answer(mcp_client *c, const mcp_json *id, mcp_buf *b)
     o.frame = b->data;
     o.len = b->len;
     o.kind = MCP_RPC_RESULT;
-    o.version = c->proto;
+    o.version = atomic_load(&c->proto);
     send_out(c, &o);
 }
 
@@ -1538,7 +1538,7 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "cannot start the timer thread");
     }
     c->timer_started = 1;
-    c->proto = NULL;
+    atomic_store(&c->proto, NULL);
     c->server_caps = mcp_json_doc_root(c->empty_doc);
     *out = c;
     return MCP_OK;
@@ -1619,8 +1619,8 @@ static mcp_status do_initialize(mcp_client *c, const char *version, mcp_error *e
     }
     if (strcmp(got, version) != 0)
         mcp__client_log(c, MCP_LOG_INFO, "asked for protocol %s, the server chose %s", version, got);
-    c->proto = got;
-    c->modern = 0;
+    atomic_store(&c->proto, got);
+    atomic_store(&c->modern, 0);
     keep_handshake(c, r);
     return mcp_client_notify(c, "notifications/initialized", NULL) == MCP_OK
                ? MCP_OK
@@ -1654,8 +1654,8 @@ static mcp_status do_discover(mcp_client *c, unsigned timeout_ms, int *legacy, m
             return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
                              "the server is modern but does not list 2026-07-28 in supportedVersions");
         }
-        c->modern = 1;
-        c->proto = MCP_PROTOCOL_2026_07_28;
+        atomic_store(&c->modern, 1);
+        atomic_store(&c->proto, MCP_PROTOCOL_2026_07_28);
         keep_handshake(c, r);
         return MCP_OK;
     }
@@ -1707,7 +1707,7 @@ mcp_status mcp__client_handshake(mcp_client *c, mcp_error *err)
         }
     }
     if (st == MCP_OK && c->t->ops->ready)
-        c->t->ops->ready(c->t, c->proto, c->modern);
+        c->t->ops->ready(c->t, atomic_load(&c->proto), atomic_load(&c->modern));
     return st;
 }
 
@@ -1783,12 +1783,12 @@ void mcp_client_close(mcp_client *c)
 
 const char *mcp_client_protocol_version(const mcp_client *c)
 {
-    return c ? c->proto : NULL;
+    return c ? atomic_load(&c->proto) : NULL;
 }
 
 int mcp_client_is_modern(const mcp_client *c)
 {
-    return c ? c->modern : 0;
+    return c ? atomic_load(&c->modern) : 0;
 }
 
 const mcp_json *mcp_client_server_capabilities(const mcp_client *c)
@@ -1931,7 +1931,7 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key, m
         if (st != MCP_OK)
             break;
         mcp_response *r;
-        st = request_doc(c, method, doc, c->modern, NULL, 0, &r, err);
+        st = request_doc(c, method, doc, atomic_load(&c->modern), NULL, 0, &r, err);
         mcp_free(cursor);
         cursor = NULL;
         if (st != MCP_OK) {
@@ -1951,7 +1951,7 @@ static mcp_status list_all(mcp_client *c, const char *method, const char *key, m
         for (size_t i = 0; i < mcp_json_len(items); i++) {
             const mcp_json *item = mcp_json_at(items, i);
             char why[160];
-            if (c->modern && !strcmp(key, "tools") && tool_headers_why(item, why, sizeof why)) {
+            if (atomic_load(&c->modern) && !strcmp(key, "tools") && tool_headers_why(item, why, sizeof why)) {
                 const char *tn = mcp_json_str(mcp_json_get(item, "name"), NULL);
                 mcp__client_log(c, MCP_LOG_WARNING, "ignoring tool %.80s: %s", tn ? tn : "?", why);
                 continue;
@@ -2110,7 +2110,7 @@ mcp_status mcp_client_call_tool(mcp_client *c, const char *name, const char *arg
     if (st != MCP_OK)
         return st;
     mcp_response *r;
-    st = request_doc(c, "tools/call", doc, c->modern, ro, 0, &r, err);
+    st = request_doc(c, "tools/call", doc, atomic_load(&c->modern), ro, 0, &r, err);
     if (st == MCP_OK)
         st = check_output(c, name, r, err);
     if (out)
@@ -2127,7 +2127,7 @@ mcp_status mcp_client_read_resource(mcp_client *c, const char *uri, mcp_response
     const char *kv[] = {"uri", uri, NULL, NULL};
     mcp_json_doc *doc;
     mcp_status st = params_doc(&doc, kv, NULL, NULL, err);
-    return st != MCP_OK ? st : request_doc(c, "resources/read", doc, c->modern, NULL, 0, out, err);
+    return st != MCP_OK ? st : request_doc(c, "resources/read", doc, atomic_load(&c->modern), NULL, 0, out, err);
 }
 
 mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *arguments, mcp_response **out,
@@ -2138,7 +2138,7 @@ mcp_status mcp_client_get_prompt(mcp_client *c, const char *name, const char *ar
     const char *kv[] = {"name", name, NULL, NULL};
     mcp_json_doc *doc;
     mcp_status st = params_doc(&doc, kv, "arguments", arguments, err);
-    return st != MCP_OK ? st : request_doc(c, "prompts/get", doc, c->modern, NULL, 0, out, err);
+    return st != MCP_OK ? st : request_doc(c, "prompts/get", doc, atomic_load(&c->modern), NULL, 0, out, err);
 }
 
 mcp_status mcp_client_complete(mcp_client *c, const char *ref, const char *arg_name, const char *arg_value,
@@ -2190,12 +2190,12 @@ mcp_status mcp_client_complete(mcp_client *c, const char *ref, const char *arg_n
     mcp_buf_cleanup(&b);
     if (st != MCP_OK)
         return mcp__fail(err, st, 0, 0, "cannot build the request (is every string valid UTF-8?)");
-    return request_doc(c, "completion/complete", doc, c->modern, NULL, 0, out, err);
+    return request_doc(c, "completion/complete", doc, atomic_load(&c->modern), NULL, 0, out, err);
 }
 
 mcp_status mcp_client_ping(mcp_client *c, mcp_error *err)
 {
     if (!c)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client is required");
-    return request_doc(c, "ping", NULL, c->modern, NULL, 0, NULL, err);
+    return request_doc(c, "ping", NULL, atomic_load(&c->modern), NULL, 0, NULL, err);
 }

@@ -986,8 +986,12 @@ mcp_status mcp_conn_new(mcp_conn **out, mcp_server *srv, mcp_send_fn send, void 
 
 void mcp__conn_release(mcp_conn *c)
 {
-    if (atomic_fetch_sub(&c->refs, 1) != 1)
-        return;
+    if (atomic_fetch_sub(&c->refs, 1) == 1)
+        mcp__conn_destroy(c);
+}
+
+void mcp__conn_destroy(mcp_conn *c)
+{
     for (size_t i = 0; i < c->nsubs; i++)
         mcp_free(c->subs[i]);
     mcp_free(c->subs);

@@ -322,6 +322,7 @@ void mcp__conn_set_flush(mcp_conn *c, void (*flush)(void *user_data));
 /* Waits until no thread is inside the flush hook; call after mcp_conn_close(). */
 void mcp__conn_wait_flush(mcp_conn *c);
 void mcp__conn_release(mcp_conn *c);
+void mcp__conn_destroy(mcp_conn *c); /* frees a connection whose last reference is gone */
 void mcp__conn_notify(mcp_conn *c, const char *method);
 /* Writes `_meta` with serverInfo and resultType for a modern result. */
 void mcp__write_modern_result_fields(mcp_jw *w, mcp_server *srv);

@@ -181,7 +181,10 @@ MCP_API mcp_status mcp_client_connect_stdio(mcp_client **out, const mcp_client_o
  * `initialize`, keeping the legacy session id, the protocol-version header
  * and the standalone GET stream.
  * @return as mcp_client_connect_stdio(); MCP_ERR_IO for network failures;
- *         MCP_ERR_AUTH for 401/403 (err->message carries the challenge).
+ *         MCP_ERR_AUTH for 401/403 (err->message carries the challenge);
+ *         MCP_ERR_LIMIT for an answer over max_message; MCP_ERR_PROTOCOL
+ *         also for an HTTP error without a JSON-RPC body (the status in
+ *         err->message). See docs/client-http.md.
  * Thread-safety: safe.
  */
 MCP_API mcp_status mcp_client_connect_http(mcp_client **out, const mcp_client_opts *opts,

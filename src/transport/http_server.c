@@ -1809,6 +1809,9 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
 {
     if (!hs)
         return;
+    /* Stop accepting first. The listening socket is ours from here on; it
+     * is closed once the daemon's threads are gone (libmicrohttpd's rule). */
+    MHD_socket lfd = MHD_quiesce_daemon(hs->mhd);
     pthread_mutex_lock(&hs->mu);
     hs->stopping = 1;
     pthread_cond_broadcast(&hs->cv);
@@ -1825,7 +1828,6 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
         pthread_join(hs->ticker, NULL);
     /* libmicrohttpd refuses to stop with suspended connections: end every
      * waiting request and stream, and wait until none is suspended. */
-    MHD_quiesce_daemon(hs->mhd);
     for (int round = 0; round < 100; round++) {
         int waiting = 0;
         pthread_mutex_lock(&hs->mu);
@@ -1850,6 +1852,8 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
         nanosleep(&ts, NULL);
     }
     MHD_stop_daemon(hs->mhd); /* ends every request: request_completed runs for each */
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
     while (sessions) {
         session *n = sessions->next;
         session_unref(sessions);
