@@ -61,7 +61,7 @@ valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)
 	cmake --preset valgrind >/dev/null
 	cmake --build --preset valgrind -j $(JOBS)
-	@sh tests/run.sh build/valgrind -R '^(unit|suite|fuzz)\.'
+	@sh tests/run.sh build/valgrind -R '^(unit|suite|fuzz|cli)\.'
 
 fuzz:
 	@sh scripts/deps.sh $(FUZZ_PKGS)
