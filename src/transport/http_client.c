@@ -462,6 +462,13 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
         if (x->status >= 100 && x->status < 200)
             return len;
         x->headers_done = 1;
+        if (x->barrier && x->kind == XK_GET) {
+            /* The GET stream is up: held messages go out after this perform
+             * round (libcurl takes no new transfers inside a callback). */
+            x->barrier = 0;
+            if (t->barrier == x)
+                t->barrier = NULL;
+        }
         if (x->status >= 200 && x->status < 300 && x->is_initialize && x->session) {
             /* Keep the session before the body (the InitializeResult) reaches
              * the core, so the messages it sends next carry the id. */
@@ -779,6 +786,10 @@ static void open_get_stream(http_client *t)
         xfer_free(x);
         return;
     }
+    /* Later messages wait until the server has answered the GET (headers or
+     * a refusal): a server may send a request meant for this stream as soon
+     * as the next call arrives, and a resumption must come after it. */
+    x->barrier = 1;
     t->get_stream = x;
     admit(t, x);
 }

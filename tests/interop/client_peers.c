@@ -3,7 +3,9 @@
  * tests/interop/package.json):
  *   - the official TypeScript SDK as a server (sdk_server.mjs: McpServer);
  *   - @modelcontextprotocol/server-everything, the reference test server.
- * Over stdio here, each check asserting what the client hands back.
+ * Over stdio and Streamable HTTP (the SDK server with sessions and
+ * stateless, server-everything's streamableHttp mode), each check
+ * asserting what the client hands back.
  *
  * usage: client_peers INTEROP_DIR    (run through run.sh, which installs
  *        the pinned packages first)
@@ -12,9 +14,16 @@
  */
 #include <mcp/mcp.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int g_passed, g_failed;
 static char g_dir[1024];
@@ -126,13 +135,133 @@ static mcp_client *connect_node(const char *what, const char *script, const char
     return st == MCP_OK ? c : NULL;
 }
 
+/* A node server over HTTP: started here, stopped by stop_http(). */
+typedef struct http_peer {
+    pid_t pid;
+    char url[256];
+} http_peer;
+
+/*
+ * Starts `node SCRIPT ARGS...` and waits for "listening on URL" on its
+ * stdout (sdk_server.mjs), or for the port it was given to accept
+ * connections (server-everything prints its own banner on stderr).
+ */
+static int start_http(http_peer *hp, const char *script, const char *a1, const char *a2, unsigned port)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s", g_dir, script);
+    int fds[2];
+    if (pipe(fds))
+        return -1;
+    hp->pid = fork();
+    if (hp->pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(port ? null : fds[1], 1); /* server-everything chats on stdout */
+        close(fds[0]);
+        close(fds[1]);
+        if (port) {
+            char env[32];
+            snprintf(env, sizeof env, "PORT=%u", port);
+            putenv(env);
+        }
+        execlp("node", "node", path, a1, a2, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    hp->url[0] = '\0';
+    if (!port) {
+        FILE *f = fdopen(fds[0], "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "listening on %255s", hp->url) == 1)
+                break;
+        if (f)
+            fclose(f);
+    } else {
+        close(fds[0]);
+        snprintf(hp->url, sizeof hp->url, "http://127.0.0.1:%u/mcp", port);
+        for (int i = 0; i < 100; i++) { /* up to 10 s for node to listen */
+            int s = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a;
+            memset(&a, 0, sizeof a);
+            a.sin_family = AF_INET;
+            a.sin_port = htons((uint16_t)port);
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+            close(s);
+            if (ok)
+                break;
+            usleep(100000);
+        }
+    }
+    return hp->url[0] ? 0 : -1;
+}
+
+static void stop_http(http_peer *hp)
+{
+    if (hp->pid > 0) {
+        kill(hp->pid, SIGTERM);
+        waitpid(hp->pid, NULL, 0);
+    }
+}
+
+static mcp_client *connect_url(const char *what, const char *url, const char *version)
+{
+    mcp_http_client_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.url = url;
+    mcp_client_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = "libmcp-interop";
+    o.version = "1.0.0";
+    o.protocol_version = version;
+    o.capabilities = "{\"elicitation\":{},\"roots\":{\"listChanged\":true},\"sampling\":{}}";
+    o.on_input = on_input;
+    o.timeout_ms = 20000;
+    o.connect_timeout_ms = 20000;
+    mcp_client *c = NULL;
+    mcp_error err;
+    char name[128];
+    snprintf(name, sizeof name, "%s.connect", what);
+    mcp_status st = mcp_client_connect_http(&c, &o, &ho, &err);
+    CHECK(name, st == MCP_OK, "%s: %s", mcp_status_name(st), err.message);
+    return st == MCP_OK ? c : NULL;
+}
+
+/*
+ * The SDK's server, through `c`. `tag` names the checks; `stateless` says
+ * the server keeps no session (it cannot ask the client for input then).
+ */
+static void sdk_checks(mcp_client *c, const char *tag, const char *version, int stateless);
+
 static void sdk_server(const char *version)
 {
-    char n[160];
-    const char *tag = version ? version : "dual";
     mcp_client *c = connect_node(version ? "sdk.forced" : "sdk", "sdk_server.mjs", NULL, version);
     if (!c)
         return;
+    sdk_checks(c, version ? version : "dual", version, 0);
+}
+
+static void sdk_server_http(int stateless)
+{
+    http_peer hp;
+    const char *tag = stateless ? "http_stateless" : "http";
+    char n[64];
+    snprintf(n, sizeof n, "sdk.%s.start", tag);
+    int ok = start_http(&hp, "sdk_server.mjs", "--http", stateless ? "--stateless" : NULL, 0) == 0;
+    CHECK(n, ok, "the SDK server did not start");
+    if (ok) {
+        snprintf(n, sizeof n, "sdk.%s", tag);
+        mcp_client *c = connect_url(n, hp.url, NULL);
+        if (c)
+            sdk_checks(c, tag, NULL, stateless);
+    }
+    stop_http(&hp);
+}
+
+static void sdk_checks(mcp_client *c, const char *tag, const char *version, int stateless)
+{
+    char n[160];
     mcp_response *r;
     mcp_error err;
     /* The SDK 1.x server is legacy: the dual-era probe falls back to initialize. */
@@ -177,11 +306,13 @@ static void sdk_server(const char *version)
           mcp_status_name(st), progress_steps);
     mcp_response_free(r);
 
-    st = mcp_client_call_tool(c, "whoami", NULL, NULL, &r, &err);
-    snprintf(n, sizeof n, "sdk.%s.elicitation", tag);
-    CHECK(n, st == MCP_OK && !strcmp(text0(r), "hello Ada"), "%s '%s' %s", mcp_status_name(st), text0(r),
-          err.message);
-    mcp_response_free(r);
+    if (!stateless) { /* asking the client needs a session */
+        st = mcp_client_call_tool(c, "whoami", NULL, NULL, &r, &err);
+        snprintf(n, sizeof n, "sdk.%s.elicitation", tag);
+        CHECK(n, st == MCP_OK && !strcmp(text0(r), "hello Ada"), "%s '%s' %s", mcp_status_name(st), text0(r),
+              err.message);
+        mcp_response_free(r);
+    }
 
     st = mcp_client_read_resource(c, "doc://readme", &r, &err);
     snprintf(n, sizeof n, "sdk.%s.read_resource", tag);
@@ -231,32 +362,60 @@ static int has_tool(const mcp_json *tools, const char *name)
     return 0;
 }
 
+static void everything_checks(mcp_client *c, const char *tag);
+
+/* "<tag>.<check>" in a static buffer (the test is single-threaded). */
+static const char *nm(const char *tag, const char *check)
+{
+    static char b[128];
+    snprintf(b, sizeof b, "%s.%s", tag, check);
+    return b;
+}
+
 static void everything(void)
 {
     mcp_client *c = connect_node("everything", "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
                                  "stdio", NULL);
-    if (!c)
-        return;
+    if (c)
+        everything_checks(c, "everything");
+}
+
+/* server-everything's Streamable HTTP mode listens on $PORT. */
+static void everything_http(void)
+{
+    http_peer hp;
+    unsigned port = 20000 + (unsigned)(getpid() % 20000);
+    int ok = start_http(&hp, "node_modules/@modelcontextprotocol/server-everything/dist/index.js", "streamableHttp",
+                        NULL, port) == 0;
+    CHECK("everything.http.start", ok, "server-everything did not listen on %u", port);
+    mcp_client *c = ok ? connect_url("everything.http", hp.url, NULL) : NULL;
+    if (c)
+        everything_checks(c, "everything.http");
+    stop_http(&hp);
+}
+
+static void everything_checks(mcp_client *c, const char *tag)
+{
     mcp_response *r;
     mcp_error err;
     mcp_status st = mcp_client_list_tools(c, &r, &err);
     const mcp_json *tools = mcp_json_get(mcp_response_result(r), "tools");
-    CHECK("everything.tools_list", st == MCP_OK && has_tool(tools, "echo") && has_tool(tools, "get-sum"),
+    CHECK(nm(tag, "tools_list"), st == MCP_OK && has_tool(tools, "echo") && has_tool(tools, "get-sum"),
           "%s", mcp_status_name(st));
     mcp_response_free(r);
 
     st = mcp_client_call_tool(c, "echo", "{\"message\":\"hi\"}", NULL, &r, &err);
-    CHECK("everything.echo", st == MCP_OK && !strcmp(text0(r), "Echo: hi"), "%s '%s'", mcp_status_name(st),
+    CHECK(nm(tag, "echo"), st == MCP_OK && !strcmp(text0(r), "Echo: hi"), "%s '%s'", mcp_status_name(st),
           text0(r));
     mcp_response_free(r);
 
     st = mcp_client_call_tool(c, "get-sum", "{\"a\":2,\"b\":3}", NULL, &r, &err);
-    CHECK("everything.get_sum", st == MCP_OK && strstr(text0(r), "5"), "%s '%s'", mcp_status_name(st), text0(r));
+    CHECK(nm(tag, "get_sum"), st == MCP_OK && strstr(text0(r), "5"), "%s '%s'", mcp_status_name(st), text0(r));
     mcp_response_free(r);
 
     /* structuredContent checked against the listed outputSchema. */
     st = mcp_client_call_tool(c, "get-structured-content", "{\"location\":\"New York\"}", NULL, &r, &err);
-    CHECK("everything.structured_content",
+    CHECK(nm(tag, "structured_content"),
           st == MCP_OK && mcp_json_get(mcp_json_get(mcp_response_result(r), "structuredContent"), "temperature"),
           "%s %s", mcp_status_name(st), err.message);
     mcp_response_free(r);
@@ -266,56 +425,56 @@ static void everything(void)
     memset(&ro, 0, sizeof ro);
     ro.on_progress = on_progress;
     st = mcp_client_call_tool(c, "trigger-long-running-operation", "{\"duration\":1,\"steps\":3}", &ro, &r, &err);
-    CHECK("everything.progress", st == MCP_OK && progress_steps == 3, "%s, %d steps", mcp_status_name(st),
+    CHECK(nm(tag, "progress"), st == MCP_OK && progress_steps == 3, "%s, %d steps", mcp_status_name(st),
           progress_steps);
     mcp_response_free(r);
 
     st = mcp_client_call_tool(c, "trigger-sampling-request", "{\"prompt\":\"Capital of France?\",\"maxTokens\":10}",
                               NULL, &r, &err);
-    CHECK("everything.sampling", st == MCP_OK && strstr(text0(r), "Paris"), "%s '%s'", mcp_status_name(st),
+    CHECK(nm(tag, "sampling"), st == MCP_OK && strstr(text0(r), "Paris"), "%s '%s'", mcp_status_name(st),
           text0(r));
     mcp_response_free(r);
 
     st = mcp_client_call_tool(c, "get-roots-list", NULL, NULL, &r, &err);
-    CHECK("everything.roots", st == MCP_OK && strstr(text0(r), "file:///cases"), "%s '%s'", mcp_status_name(st),
+    CHECK(nm(tag, "roots"), st == MCP_OK && strstr(text0(r), "file:///cases"), "%s '%s'", mcp_status_name(st),
           text0(r));
     mcp_response_free(r);
 
     st = mcp_client_call_tool(c, "trigger-elicitation-request", NULL, NULL, &r, &err);
-    CHECK("everything.elicitation", st == MCP_OK && !mcp_response_is_tool_error(r), "%s", mcp_status_name(st));
+    CHECK(nm(tag, "elicitation"), st == MCP_OK && !mcp_response_is_tool_error(r), "%s", mcp_status_name(st));
     mcp_response_free(r);
 
     st = mcp_client_list_resources(c, &r, &err);
     const mcp_json *res = mcp_json_get(mcp_response_result(r), "resources");
-    CHECK("everything.resources_all_pages", st == MCP_OK && mcp_json_len(res) >= 1, "%s %zu", mcp_status_name(st),
+    CHECK(nm(tag, "resources_all_pages"), st == MCP_OK && mcp_json_len(res) >= 1, "%s %zu", mcp_status_name(st),
           mcp_json_len(res));
     const char *uri = mcp_json_str(mcp_json_get(mcp_json_at(res, 0), "uri"), NULL);
     mcp_response *rr = NULL;
     st = uri ? mcp_client_read_resource(c, uri, &rr, &err) : MCP_ERR_NOT_FOUND;
-    CHECK("everything.read_resource", st == MCP_OK && mcp_json_len(mcp_json_get(mcp_response_result(rr), "contents")) == 1,
+    CHECK(nm(tag, "read_resource"), st == MCP_OK && mcp_json_len(mcp_json_get(mcp_response_result(rr), "contents")) == 1,
           "%s", mcp_status_name(st));
     mcp_response_free(rr);
     mcp_response_free(r);
 
     st = mcp_client_list_resource_templates(c, &r, &err);
-    CHECK("everything.templates", st == MCP_OK && mcp_json_len(mcp_json_get(mcp_response_result(r), "resourceTemplates")) >= 1,
+    CHECK(nm(tag, "templates"), st == MCP_OK && mcp_json_len(mcp_json_get(mcp_response_result(r), "resourceTemplates")) >= 1,
           "%s", mcp_status_name(st));
     mcp_response_free(r);
 
     st = mcp_client_get_prompt(c, "args-prompt", "{\"city\":\"Paris\"}", &r, &err);
-    CHECK("everything.get_prompt", st == MCP_OK && mcp_json_len(mcp_json_get(mcp_response_result(r), "messages")) >= 1,
+    CHECK(nm(tag, "get_prompt"), st == MCP_OK && mcp_json_len(mcp_json_get(mcp_response_result(r), "messages")) >= 1,
           "%s %s", mcp_status_name(st), err.message);
     mcp_response_free(r);
 
     st = mcp_client_complete(c, "{\"type\":\"ref/prompt\",\"name\":\"completable-prompt\"}", "department", "E", NULL,
                              &r, &err);
     const mcp_json *values = mcp_json_get(mcp_json_get(mcp_response_result(r), "completion"), "values");
-    CHECK("everything.complete", st == MCP_OK && mcp_json_len(values) >= 1, "%s %s", mcp_status_name(st),
+    CHECK(nm(tag, "complete"), st == MCP_OK && mcp_json_len(values) >= 1, "%s %s", mcp_status_name(st),
           err.message);
     mcp_response_free(r);
 
     st = mcp_client_ping(c, &err);
-    CHECK("everything.ping", st == MCP_OK, "%s", mcp_status_name(st));
+    CHECK(nm(tag, "ping"), st == MCP_OK, "%s", mcp_status_name(st));
     mcp_client_close(c);
 }
 
@@ -328,7 +487,10 @@ int main(int argc, char **argv)
     snprintf(g_dir, sizeof g_dir, "%s", argv[1]);
     sdk_server(NULL);
     sdk_server("2025-06-18");
+    sdk_server_http(0);
+    sdk_server_http(1);
     everything();
+    everything_http();
     printf("client_peers: %d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
 }
