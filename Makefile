@@ -24,6 +24,8 @@ VALGRIND_PKGS := $(BUILD_PKGS) valgrind
 BENCH_PKGS := $(BUILD_PKGS) libjansson-dev libcjson-dev
 # bench/http drives its servers with wrk and opens legacy sessions with curl.
 BENCH_PKGS += wrk curl
+# bench/auth compares token verification with libjwt's.
+BENCH_PKGS += libjwt-dev
 
 .PHONY: all run test build-dev build-release fuzz valgrind tsan bench clean
 
@@ -55,7 +57,7 @@ tsan:
 	@sh scripts/deps.sh $(TEST_PKGS)
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
-	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile))'
+	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile|auth_http))'
 
 valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)
@@ -79,6 +81,7 @@ bench:
 	sh bench/stdio/run.sh build/bench
 	./build/bench/bench/bench_aml $(CURDIR)/build/bench/aml-work
 	sh bench/http/run.sh build/bench
+	./build/bench/bench/bench_auth
 
 clean:
 	rm -rf build

@@ -1,7 +1,8 @@
 /*
  * The smallest useful MCP server: one tool, served over stdio.
  * Build it, then add it to an MCP client as the command to run, or serve
- * it over Streamable HTTP with --http [HOST:]PORT.
+ * it over Streamable HTTP with --http [HOST:]PORT, optionally behind OAuth
+ * bearer tokens (--auth-issuer, --auth-jwks, ...: see docs/auth.md).
  */
 #include <mcp/mcp.h>
 
@@ -24,15 +25,37 @@ int main(int argc, char **argv)
     opts.name = "hello";
     opts.version = "1.0.0";
     mcp_http_opts http = {0};
+    mcp_auth_opts auth_opts = {0};
     char host[64];
-    int use_http = argc >= 3 && strcmp(argv[1], "--http") == 0; /* --http [HOST:]PORT [--stateless] */
-    if (use_http && mcp_http_parse_listen(argv[2], &http, host, sizeof host) != MCP_OK)
-        return 2;
-    http.sessionless = argc == 4 && strcmp(argv[3], "--stateless") == 0;
-    if (argc == 3 && strcmp(argv[1], "--transcript") == 0)
-        opts.transcript_path = argv[2]; /* every frame in and out, as JSON lines */
+    int use_http = 0, use_auth = 0;
+    for (int i = 1; i < argc; i++) {
+        int used = 0;
+        mcp_status st = mcp_auth_parse_arg(&auth_opts, argv[i], i + 1 < argc ? argv[i + 1] : NULL, &used);
+        if (st == MCP_OK) {
+            use_auth = 1;
+            i += used - 1;
+        } else if (st == MCP_ERR_NOT_FOUND && !strcmp(argv[i], "--http") && i + 1 < argc &&
+                   mcp_http_parse_listen(argv[i + 1], &http, host, sizeof host) == MCP_OK) {
+            use_http = 1; /* --http [HOST:]PORT */
+            i++;
+        } else if (st == MCP_ERR_NOT_FOUND && !strcmp(argv[i], "--stateless")) {
+            http.sessionless = 1;
+        } else if (st == MCP_ERR_NOT_FOUND && !strcmp(argv[i], "--transcript") && i + 1 < argc) {
+            opts.transcript_path = argv[++i]; /* every frame in and out, as JSON lines */
+        } else {
+            fprintf(stderr, "usage: hello [--http [HOST:]PORT [--stateless]] [--transcript FILE]\n"
+                            "             [auth options, with --http]\n" MCP_AUTH_ARGS_HELP);
+            return 2;
+        }
+    }
     mcp_server *srv;
     mcp_error err;
+    mcp_auth *auth = NULL;
+    if (use_auth && mcp_auth_new(&auth, &auth_opts, &err) != MCP_OK) {
+        fprintf(stderr, "hello: authorization: %s\n", err.message);
+        return 2;
+    }
+    http.auth = auth;
     if (mcp_server_new(&srv, &opts, &err) != MCP_OK) {
         fprintf(stderr, "hello: %s\n", err.message);
         return 1;
@@ -55,5 +78,6 @@ int main(int argc, char **argv)
     /* stdio until stdin closes, or HTTP until SIGINT/SIGTERM */
     mcp_status st = use_http ? mcp_http_serve(srv, &http, &err) : mcp_stdio_serve(srv, NULL);
     mcp_server_free(srv);
+    mcp_auth_free(auth);
     return st == MCP_OK ? 0 : 1;
 }

@@ -358,6 +358,7 @@ static void call_free_keep_conn(mcp_call *call)
     mcp__ask_cleanup(&call->ask);
     mcp_rpc_msg_cleanup(&call->msg);
     mcp__tool_release(call->tool);
+    mcp_principal_free(call->principal);
     mcp_free(call);
 }
 
@@ -417,6 +418,11 @@ void mcp__call_start(mcp__req *r)
         mcp_buf_cleanup(&m);
         return;
     }
+    if (!mcp__entry_allows(&t->e, r->principal)) {
+        mcp__reply_forbidden(r, t->e.scopes);
+        mcp__tool_release(t);
+        return;
+    }
     mcp_call *call = mcp__calloc(1, sizeof *call);
     if (!call) {
         mcp__tool_release(t);
@@ -470,6 +476,7 @@ void mcp__call_start(mcp__req *r)
         /* The call takes the message and its document. */
         call->msg = *msg;
         memset(msg, 0, sizeof *msg);
+        call->principal = mcp__principal_ref(r->principal);
         mcp__conn_insert_call_locked(c, call);
         atomic_fetch_add(&c->refs, 1);
     }
@@ -863,4 +870,19 @@ const char *mcp_call_protocol_version(const mcp_call *call)
 const mcp_json *mcp_call_meta(const mcp_call *call)
 {
     return call ? call->meta : NULL;
+}
+
+const mcp_principal *mcp_call_principal(const mcp_call *call)
+{
+    return call ? call->principal : NULL;
+}
+
+const char *mcp_call_subject(const mcp_call *call)
+{
+    return call ? mcp_principal_subject(call->principal) : NULL;
+}
+
+int mcp_call_has_scope(const mcp_call *call, const char *scope)
+{
+    return call ? mcp_principal_has_scope(call->principal, scope) : 0;
 }

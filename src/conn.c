@@ -167,6 +167,18 @@ void mcp__reply_error(mcp__req *r, int code, const char *message)
     send_error(r->c, &r->msg->id, code, message);
 }
 
+/*
+ * A principal without the scopes an item needs. Over HTTP the transport
+ * answers 403 before dispatch; this is the answer on other transports (and
+ * if the registry changed in between), so the handler never runs either way.
+ */
+void mcp__reply_forbidden(mcp__req *r, const char *scopes)
+{
+    char text[300];
+    snprintf(text, sizeof text, "Forbidden: insufficient scope (needs \"%.200s\")", scopes ? scopes : "");
+    send_error(r->c, &r->msg->id, MCP_RPC_INVALID_REQUEST, text);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Methods                                                                   */
 
@@ -438,7 +450,8 @@ static void method_not_found(mcp_conn *c, const mcp_rpc_msg *m)
  * and the conformance suite assume: required _meta fields (-32602), the
  * version (-32022), the method (-32601), then the params (-32602).
  */
-static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, const mcp_json *pv)
+static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, const mcp_json *pv,
+                           const mcp_principal *principal)
 {
     if (mcp_json_typeof(pv) != MCP_JSON_STRING) {
         send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
@@ -491,10 +504,11 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
     r.modern = 1;
     r.log_threshold = threshold;
     r.caps = mcp_json_get(meta, META_CAPS);
+    r.principal = principal;
     e->fn(&r);
 }
 
-static void legacy_request(mcp_conn *c, mcp_rpc_msg *m)
+static void legacy_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *principal)
 {
     const method *e = find_method(m);
     if (e && !available(c->srv, e))
@@ -526,10 +540,11 @@ static void legacy_request(mcp_conn *c, mcp_rpc_msg *m)
     r.modern = 0;
     r.log_threshold = -1;
     r.caps = caps;
+    r.principal = principal;
     e->fn(&r);
 }
 
-static void handle_request(mcp_conn *c, mcp_rpc_msg *m)
+static void handle_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *principal)
 {
     const mcp_json *meta = mcp_json_get(m->params, "_meta");
     const mcp_json *pv = mcp_json_get(meta, META_VERSION);
@@ -542,9 +557,9 @@ static void handle_request(mcp_conn *c, mcp_rpc_msg *m)
         return;
     }
     if (pv)
-        modern_request(c, m, meta, pv);
+        modern_request(c, m, meta, pv, principal);
     else
-        legacy_request(c, m);
+        legacy_request(c, m, principal);
 }
 
 static void handle_notification(mcp_conn *c, mcp_rpc_msg *m)
@@ -1009,6 +1024,11 @@ void mcp__conn_destroy(mcp_conn *c)
 
 mcp_status mcp_conn_recv(mcp_conn *c, const char *frame, size_t len)
 {
+    return mcp_conn_recv_auth(c, frame, len, NULL);
+}
+
+mcp_status mcp_conn_recv_auth(mcp_conn *c, const char *frame, size_t len, const mcp_principal *principal)
+{
     if (!c || (!frame && len))
         return MCP_ERR_INVALID_ARG;
     pthread_mutex_lock(&c->mu);
@@ -1031,16 +1051,21 @@ mcp_status mcp_conn_recv(mcp_conn *c, const char *frame, size_t len)
         mcp_buf_cleanup(&b);
         return MCP_OK;
     }
-    mcp__conn_dispatch(c, &m);
+    mcp__conn_dispatch_as(c, &m, principal);
     mcp_rpc_msg_cleanup(&m); /* a no-op when call.c took the message */
     return MCP_OK;
 }
 
 void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m)
 {
+    mcp__conn_dispatch_as(c, m, NULL);
+}
+
+void mcp__conn_dispatch_as(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *principal)
+{
     switch (m->kind) {
     case MCP_RPC_REQUEST:
-        handle_request(c, m);
+        handle_request(c, m, principal);
         break;
     case MCP_RPC_NOTIFICATION:
         handle_notification(c, m);

@@ -28,6 +28,7 @@ struct mcp_prompt {
     unsigned count;         /* messages so far */
     char *description;      /* set by mcp_prompt_description, or NULL */
     char invalid[256];      /* message for -32602 set by mcp_prompt_invalid */
+    const mcp_principal *principal; /* who the request runs for, or NULL */
 };
 
 struct mcp_completion {
@@ -53,6 +54,7 @@ static void prompt_destroy(mcp__entry *e)
     }
     mcp_free(p->args);
     mcp_free(p->e.key);
+    mcp_free(p->e.scopes);
     mcp_free(p->title);
     mcp_free(p->description);
     mcp_json_doc_free(p->icons_doc);
@@ -90,6 +92,11 @@ mcp_status mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def, mcp
     p->description = dup_opt(def->description);
     if (!p->e.key || (def->title && !p->title) || (def->description && !p->description)) {
         st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
+    if ((st = mcp__scopes_normalize(def->scopes, &p->e.scopes))) {
+        st = mcp__fail(err, st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID_ARG, 0, 0,
+                       "prompt %s: scopes must be space-separated OAuth scope tokens (RFC 6749)", def->name);
         goto fail;
     }
     if (def->nargs) {
@@ -254,6 +261,11 @@ void mcp__m_prompts_get(mcp__req *r)
         return;
     }
     mcp__prompt *p = (mcp__prompt *)e;
+    if (!mcp__entry_allows(e, r->principal)) {
+        mcp__reply_forbidden(r, e->scopes);
+        mcp__entry_release(e);
+        return;
+    }
     /* Every value a string; every required argument present. */
     for (size_t i = 0; i < mcp_json_len(args); i++) {
         if (mcp_json_typeof(mcp_json_value_at(args, i)) != MCP_JSON_STRING) {
@@ -273,6 +285,7 @@ void mcp__m_prompts_get(mcp__req *r)
     }
     mcp_prompt pr;
     memset(&pr, 0, sizeof pr);
+    pr.principal = r->principal;
     pr.ask.modern = r->modern;
     pr.ask.caps = r->caps;
     char bound[300];
@@ -419,6 +432,11 @@ mcp_status mcp_prompt_resource_text(mcp_prompt *p, mcp_role role, const char *ur
     return msg_end(p, len, &saved);
 }
 
+const mcp_principal *mcp_prompt_principal(const mcp_prompt *p)
+{
+    return p ? p->principal : NULL;
+}
+
 mcp_status mcp_prompt_invalid(mcp_prompt *p, const char *message)
 {
     if (!p || !message)
@@ -482,6 +500,9 @@ void mcp__m_complete(mcp__req *r)
         mcp__entry *e = name ? mcp__server_find(srv, &srv->prompts, name, nlen) : NULL;
         if (!e) {
             st = MCP_ERR_NOT_FOUND;
+        } else if (!mcp__entry_allows(e, r->principal)) {
+            st = MCP_ERR_AUTH;
+            mcp__entry_release(e);
         } else {
             mcp__prompt *pr = (mcp__prompt *)e;
             int declared = 0;
@@ -494,9 +515,19 @@ void mcp__m_complete(mcp__req *r)
     } else if (!strcmp(type, "ref/resource")) {
         size_t ulen;
         const char *uri = mcp_json_str(mcp_json_get(ref, "uri"), &ulen);
-        st = uri ? mcp__complete_resource(srv, uri, ulen, &cmp, arg, value, context) : MCP_ERR_NOT_FOUND;
+        st = uri ? mcp__complete_resource(srv, uri, ulen, &cmp, arg, value, context, r->principal)
+                 : MCP_ERR_NOT_FOUND;
     } else {
         st = MCP_ERR_NOT_FOUND;
+    }
+    if (st == MCP_ERR_AUTH) {
+        mcp_buf_cleanup(&r->buf);
+        mcp_buf need;
+        mcp_buf_init(&need, 0);
+        mcp__server_request_scopes(srv, r->msg, &need);
+        mcp__reply_forbidden(r, need.data);
+        mcp_buf_cleanup(&need);
+        return;
     }
     if (st) {
         mcp_buf_cleanup(&r->buf);

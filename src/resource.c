@@ -35,6 +35,7 @@ struct mcp_read {
     mcp_buf *buf;     /* the response buffer */
     unsigned items;   /* content items added */
     const char *version; /* the request's protocol version */
+    const mcp_principal *principal; /* who the read runs for, or NULL */
 };
 
 static char *dup_opt(const char *s)
@@ -48,6 +49,7 @@ static void resource_destroy(mcp__entry *e)
     if (r->user_data_free)
         r->user_data_free(r->user_data);
     mcp_free(r->e.key);
+    mcp_free(r->e.scopes);
     mcp_free(r->name);
     mcp_free(r->title);
     mcp_free(r->description);
@@ -111,6 +113,11 @@ mcp_status mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def,
     if (!r->e.key || !r->name || (def->title && !r->title) || (def->description && !r->description) ||
         (def->mime_type && !r->mime_type) || (def->text && !r->text) || (def->blob && !r->blob)) {
         st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
+    if ((st = mcp__scopes_normalize(def->scopes, &r->e.scopes))) {
+        st = mcp__fail(err, st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID_ARG, 0, 0,
+                       "resource %s: scopes must be space-separated OAuth scope tokens (RFC 6749)", key);
         goto fail;
     }
     if (r->is_template && (st = mcp__uritemplate_parse(r->e.key, &r->tpl))) {
@@ -341,6 +348,11 @@ void mcp__m_resources_read(mcp__req *r)
         not_found(r, uri, len);
         return;
     }
+    if (!mcp__entry_allows(&res->e, r->principal)) {
+        mcp__reply_forbidden(r, res->e.scopes);
+        mcp__entry_release(&res->e);
+        return;
+    }
     /* The variables as a JSON object for the handler. */
     mcp_json_doc *vdoc = NULL;
     if (res->is_template) {
@@ -370,6 +382,7 @@ void mcp__m_resources_read(mcp__req *r)
     rd.buf = &r->buf;
     rd.items = 0;
     rd.version = r->version;
+    rd.principal = r->principal;
     mcp_status st = MCP_OK;
     /* The uri as a NUL-terminated string for the handler (it may contain NUL: refuse those). */
     char *uri_z = memchr(uri, '\0', len) ? NULL : (char *)uri;
@@ -466,6 +479,11 @@ void mcp__m_resources_subscribe(mcp__req *r)
         not_found(r, uri, len);
         return;
     }
+    if (!mcp__entry_allows(&res->e, r->principal)) {
+        mcp__reply_forbidden(r, res->e.scopes);
+        mcp__entry_release(&res->e);
+        return;
+    }
     mcp__entry_release(&res->e);
     mcp_status st = mcp__conn_subscribe(r->c, uri, len, 1);
     if (st) {
@@ -505,15 +523,63 @@ mcp_status mcp_server_resource_updated(mcp_server *srv, const char *uri)
 /* Completion of template variables                                          */
 
 mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, size_t len, mcp_completion *cmp,
-                                  const char *arg, const char *value, const mcp_json *context)
+                                  const char *arg, const char *value, const mcp_json *context,
+                                  const mcp_principal *principal)
 {
     mcp__entry *e = mcp__server_find(srv, &srv->templates, uri_template, len);
     if (!e)
         e = mcp__server_find(srv, &srv->resources, uri_template, len);
     if (!e)
         return MCP_ERR_NOT_FOUND;
+    if (!mcp__entry_allows(e, principal)) {
+        mcp__entry_release(e);
+        return MCP_ERR_AUTH;
+    }
     mcp__resource *r = (mcp__resource *)e;
     mcp_status st = r->complete ? r->complete(cmp, arg, value, context, r->user_data) : MCP_OK;
     mcp__entry_release(e);
     return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scopes, for the HTTP transport's check before dispatch                    */
+
+static mcp_status append_scopes(const mcp__entry *e, mcp_buf *out)
+{
+    mcp_status st = MCP_OK;
+    if (e && e->scopes) {
+        if (out->len)
+            st = mcp_buf_append(out, " ", 1);
+        if (!st)
+            st = mcp_buf_append(out, e->scopes, strlen(e->scopes));
+    }
+    return st;
+}
+
+mcp_status mcp__resource_scopes(mcp_server *srv, const char *uri, size_t len, mcp_buf *out)
+{
+    mcp__urivars vars;
+    mcp__resource *res = resolve(srv, uri, len, &vars);
+    if (!res)
+        return MCP_OK;
+    mcp_status st = append_scopes(&res->e, out);
+    mcp__entry_release(&res->e);
+    return st;
+}
+
+mcp_status mcp__resource_key_scopes(mcp_server *srv, const char *key, size_t len, mcp_buf *out)
+{
+    mcp__entry *e = mcp__server_find(srv, &srv->templates, key, len);
+    if (!e)
+        e = mcp__server_find(srv, &srv->resources, key, len);
+    if (!e)
+        return MCP_OK;
+    mcp_status st = append_scopes(e, out);
+    mcp__entry_release(e);
+    return st;
+}
+
+const mcp_principal *mcp_read_principal(const mcp_read *rd)
+{
+    return rd ? rd->principal : NULL;
 }

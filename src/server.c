@@ -301,6 +301,7 @@ static void tool_destroy(mcp__entry *e)
     if (t->user_data_free)
         t->user_data_free(t->user_data);
     mcp_free(t->e.key);
+    mcp_free(t->e.scopes);
     mcp_free(t->title);
     mcp_free(t->description);
     mcp_json_doc_free(t->input_doc);
@@ -631,6 +632,11 @@ mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_err
         st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
         goto fail;
     }
+    if ((st = mcp__scopes_normalize(def->scopes, &t->e.scopes))) {
+        st = mcp__fail(err, st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID_ARG, 0, 0,
+                       "tool %s: scopes must be space-separated OAuth scope tokens (RFC 6749)", def->name);
+        goto fail;
+    }
     if ((st = mcp__parse_opt_json(def->input_schema ? def->input_schema : "{\"type\":\"object\"}", MCP_JSON_OBJECT,
                              "inputSchema", &t->input_doc, err)) ||
         (st = mcp__parse_opt_json(def->output_schema, MCP_JSON_OBJECT, "outputSchema", &t->output_doc, err)) ||
@@ -661,6 +667,60 @@ mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_err
 fail:
     tool_destroy(&t->e);
     return st;
+}
+
+int mcp__entry_allows(const mcp__entry *e, const mcp_principal *p)
+{
+    return !p || !e->scopes || mcp_principal_has_scopes(p, e->scopes);
+}
+
+/* Appends the scopes of the visible entry `key` of registry `r`, if any. */
+static mcp_status entry_scopes(mcp_server *srv, mcp__registry *r, const char *key, size_t len, mcp_buf *out)
+{
+    mcp__entry *e = key ? mcp__server_find(srv, r, key, len) : NULL;
+    mcp_status st = MCP_OK;
+    if (e && e->scopes) {
+        if (out->len)
+            st = mcp_buf_append(out, " ", 1);
+        if (!st)
+            st = mcp_buf_append(out, e->scopes, strlen(e->scopes));
+    }
+    if (e)
+        mcp__entry_release(e);
+    return st;
+}
+
+mcp_status mcp__server_request_scopes(mcp_server *srv, const mcp_rpc_msg *m, mcp_buf *out)
+{
+    const mcp_json *p = m->params;
+    size_t n;
+    const char *s;
+    if (m->kind != MCP_RPC_REQUEST)
+        return MCP_OK;
+    if (mcp_rpc_method_is(m, "tools/call")) {
+        s = mcp_json_str(mcp_json_get(p, "name"), &n);
+        return entry_scopes(srv, &srv->tools, s, n, out);
+    }
+    if (mcp_rpc_method_is(m, "prompts/get")) {
+        s = mcp_json_str(mcp_json_get(p, "name"), &n);
+        return entry_scopes(srv, &srv->prompts, s, n, out);
+    }
+    if (mcp_rpc_method_is(m, "resources/read") || mcp_rpc_method_is(m, "resources/subscribe")) {
+        s = mcp_json_str(mcp_json_get(p, "uri"), &n);
+        return s ? mcp__resource_scopes(srv, s, n, out) : MCP_OK;
+    }
+    if (mcp_rpc_method_is(m, "completion/complete")) {
+        const mcp_json *ref = mcp_json_get(p, "ref");
+        if (mcp_json_str_eq(mcp_json_get(ref, "type"), "ref/prompt")) {
+            s = mcp_json_str(mcp_json_get(ref, "name"), &n);
+            return entry_scopes(srv, &srv->prompts, s, n, out);
+        }
+        if (mcp_json_str_eq(mcp_json_get(ref, "type"), "ref/resource")) {
+            s = mcp_json_str(mcp_json_get(ref, "uri"), &n);
+            return s ? mcp__resource_key_scopes(srv, s, n, out) : MCP_OK;
+        }
+    }
+    return MCP_OK;
 }
 
 mcp_status mcp_server_remove_tool(mcp_server *srv, const char *name)

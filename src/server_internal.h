@@ -20,6 +20,7 @@
 #ifndef MCP_SERVER_INTERNAL_H
 #define MCP_SERVER_INTERNAL_H
 
+#include "auth_internal.h"
 #include "mcp/schema.h"
 #include "mcp/server.h"
 #include "pool.h"
@@ -36,7 +37,8 @@ typedef struct mcp__entry {
     uint64_t seq;               /* registration number: list order and cursors */
     int hidden;                 /* not listed, not callable (disabled tools) */
     int unlisted;               /* not listed, but callable */
-    void (*destroy)(struct mcp__entry *e); /* frees the containing object */
+    char *scopes;               /* OAuth scopes a principal needs to use it (normalised), or NULL */
+    void (*destroy)(struct mcp__entry *e); /* frees the containing object (and `scopes`) */
 } mcp__entry;
 
 /* One kind of item, in registration order, with a hash index by key. */
@@ -222,6 +224,7 @@ struct mcp_call {
     mcp_json_doc *structured;   /* structuredContent, or NULL */
 
     mcp__asker ask;             /* input requests (elicitation, sampling, roots) */
+    mcp_principal *principal;   /* who the call runs for (a reference), or NULL */
 
     struct mcp_call *bucket_next; /* conn in-flight table chain */
     struct mcp_call *timer_next;  /* server timer list */
@@ -241,6 +244,17 @@ void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame,
 void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
                           const mcp_json_parse_opts *popts);
 mcp__tool *mcp__server_find_tool(mcp_server *srv, const char *name, size_t len); /* +1 ref */
+/* 1 when principal `p` may use `e`: no principal (no authorization), no
+ * scopes on the entry, or every one of them held. */
+int mcp__entry_allows(const mcp__entry *e, const mcp_principal *p);
+/*
+ * The scopes a request needs before it may run (for the HTTP transport's
+ * 403, decided before dispatch): those of the tool, prompt or resource it
+ * names (tools/call, prompts/get, resources/read, resources/subscribe,
+ * completion/complete), appended space-separated to `out`; nothing for
+ * other methods or unknown names (those fail later on their own).
+ */
+mcp_status mcp__server_request_scopes(mcp_server *srv, const mcp_rpc_msg *m, mcp_buf *out);
 void mcp__tool_release(mcp__tool *t);
 void mcp__entry_release(mcp__entry *e);
 /* Registry operations; the caller holds srv->reg_lock (write for add/remove). */
@@ -279,6 +293,7 @@ typedef struct mcp__req {
     int modern;           /* 2026-07-28 request */
     int log_threshold;    /* modern: logLevel, or -1 */
     const mcp_json *caps; /* the client's capabilities for this request, or NULL */
+    const mcp_principal *principal; /* who the request runs for (borrowed), or NULL without authorization */
     mcp_buf buf;          /* the response being written */
     mcp_jw w;             /* writer over buf */
 } mcp__req;
@@ -289,6 +304,11 @@ mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id
 /* Handles one decoded message (the caller logged it in the transcript and
  * cleans it up afterwards; a tools/call takes it over). */
 void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m);
+/* The same for a message that came with a verified token: its requests run
+ * as `p` (borrowed; calls take their own reference). NULL: no authorization. */
+void mcp__conn_dispatch_as(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *p);
+/* Answers -32600 "Forbidden: insufficient scope" naming the scopes needed. */
+void mcp__reply_forbidden(mcp__req *r, const char *scopes);
 /* Asks the router to close the stream of `related` early (route final = 2). */
 void mcp__conn_close_stream(mcp_conn *c, const mcp_rpc_id *related);
 /* Installs per-request routing (HTTP). */
@@ -338,8 +358,14 @@ void mcp__m_resources_unsubscribe(mcp__req *r);
 void mcp__m_prompts_list(mcp__req *r);
 void mcp__m_prompts_get(mcp__req *r);
 void mcp__m_complete(mcp__req *r);
+/* MCP_ERR_AUTH when `principal` lacks the template's scopes. */
 mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, size_t len, mcp_completion *cmp,
-                                  const char *arg, const char *value, const mcp_json *context);
+                                  const char *arg, const char *value, const mcp_json *context,
+                                  const mcp_principal *principal);
+/* Appends the scopes of the resource `uri` resolves to (exact or template), if any. */
+mcp_status mcp__resource_scopes(mcp_server *srv, const char *uri, size_t len, mcp_buf *out);
+/* Appends the scopes of the resource or template registered under `key`, if any. */
+mcp_status mcp__resource_key_scopes(mcp_server *srv, const char *key, size_t len, mcp_buf *out);
 
 /* ---- ask.c ---- */
 mcp_status mcp__server_init_state_key(mcp_server *srv);

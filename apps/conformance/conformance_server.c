@@ -756,15 +756,27 @@ int main(int argc, char **argv)
     o.list_ttl_ms = 300000;
     const char *http = NULL;
     int legacy_sse = 0;
+    mcp_auth_opts ao; /* --auth-* and --resource-url: bearer tokens over HTTP (docs/auth.md) */
+    memset(&ao, 0, sizeof ao);
+    int with_auth = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--legacy-sse")) {
+        int used = 0;
+        mcp_status ast = mcp_auth_parse_arg(&ao, argv[i], i + 1 < argc ? argv[i + 1] : NULL, &used);
+        if (ast == MCP_OK) {
+            with_auth = 1;
+            i += used - 1;
+        } else if (ast == MCP_ERR_INVALID_ARG) {
+            fprintf(stderr, "mcp-server-conformance: %s needs a value\n", argv[i]);
+            return 2;
+        } else if (!strcmp(argv[i], "--legacy-sse")) {
             legacy_sse = 1;
         } else if (!strcmp(argv[i], "--transcript") && i + 1 < argc) {
             o.transcript_path = argv[++i];
         } else if (!strcmp(argv[i], "--http") && i + 1 < argc) {
             http = argv[++i];
         } else {
-            fprintf(stderr, "usage: mcp-server-conformance [--http [HOST:]PORT [--legacy-sse]] [--transcript FILE]\n");
+            fprintf(stderr, "usage: mcp-server-conformance [--http [HOST:]PORT [--legacy-sse]] [--transcript FILE]\n"
+                            "                              [auth options]\n" MCP_AUTH_ARGS_HELP);
             return 2;
         }
     }
@@ -806,6 +818,12 @@ int main(int argc, char **argv)
         }
         ho.retry_ms = 5000;
         ho.legacy_sse = legacy_sse;
+        mcp_auth *auth = NULL;
+        if (with_auth && mcp_auth_new(&auth, &ao, &err)) {
+            fprintf(stderr, "mcp-server-conformance: authorization: %s\n", err.message);
+            return 2;
+        }
+        ho.auth = auth;
         /* Like mcp_http_serve(), but the bound port is printed (port 0 picks one). */
         mcp_http_server *hs;
         st = mcp_http_server_start(&hs, g_srv, &ho, &err);
@@ -818,6 +836,7 @@ int main(int argc, char **argv)
             sigwait(&set, &sig);
             mcp_http_server_stop(hs, 5000);
         }
+        mcp_auth_free(auth);
     } else {
         st = mcp_stdio_serve(g_srv, NULL);
     }

@@ -5,6 +5,7 @@
  *   json.h  JSON parser (arena documents) and streaming writer
  *   rpc.h   JSON-RPC 2.0 messages
  *   schema.h JSON Schema 2020-12 / draft-07 validation
+ *   auth.h  authorization: bearer tokens (JWT, introspection), principals
  *   server.h server: tools, connections (sans I/O), tool results
  *   transport.h server transports: stdio and Streamable HTTP
  *   client.h client: stdio and Streamable HTTP, both eras, pending table
@@ -16,6 +17,7 @@
 #include "json.h"
 #include "rpc.h"
 #include "schema.h"
+#include "auth.h"
 #include "server.h"
 #include "transport.h"
 #include "client.h"

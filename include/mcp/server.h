@@ -25,6 +25,14 @@
  *           `io.modelcontextprotocol/protocolVersion` and `clientCapabilities`.
  * One connection may carry both; the era is decided per message.
  *
+ * Authorization (docs/auth.md): over HTTP with an mcp_auth, every request
+ * carries the principal its bearer token speaks for. Tools, resources and
+ * prompts registered with `scopes` are refused (HTTP 403, before the
+ * handler runs) to a principal that lacks one; handlers read the principal
+ * with mcp_call_subject(), mcp_call_has_scope() and mcp_call_principal().
+ * Without authorization (stdio, HTTP without `auth`) there is no
+ * principal and `scopes` are not enforced.
+ *
  * Errors follow the contract in docs/errors.md: protocol failures are
  * JSON-RPC errors raised by the library; a handler reports a tool failure
  * with mcp_call_error() (a result with isError: true) and returns a non-OK
@@ -33,6 +41,7 @@
 #ifndef MCP_SERVER_H
 #define MCP_SERVER_H
 
+#include "auth.h"
 #include "json.h"
 #include "rpc.h"
 
@@ -159,6 +168,8 @@ typedef struct mcp_tool_def {
     mcp_tool_fn handler;       /* required */
     void *user_data;           /* passed to the handler */
     void (*user_data_free)(void *user_data); /* called when the tool is gone, or NULL */
+    const char *scopes;        /* space-separated OAuth scopes a caller's token must hold
+                                  (with authorization on), or NULL */
 } mcp_tool_def;
 
 /**
@@ -170,7 +181,8 @@ typedef struct mcp_tool_def {
  * is removed or the server freed, or right away when registration fails.
  *
  * @return MCP_OK;
- *         MCP_ERR_INVALID_ARG (bad name, no handler, invalid icons/meta JSON);
+ *         MCP_ERR_INVALID_ARG (bad name, no handler, invalid icons/meta JSON,
+ *         `scopes` with characters RFC 6749 forbids in a scope);
  *         MCP_ERR_SCHEMA / MCP_ERR_UNSUPPORTED / MCP_ERR_LIMIT (a schema does not
  *         compile: err->message carries the validator's reason);
  *         MCP_ERR_EXISTS (the name is taken); MCP_ERR_NOMEM.
@@ -236,6 +248,20 @@ MCP_API mcp_status mcp_conn_new(mcp_conn **out, mcp_server *srv, mcp_send_fn sen
  * transport's I/O thread).
  */
 MCP_API mcp_status mcp_conn_recv(mcp_conn *conn, const char *frame, size_t len);
+
+/**
+ * As mcp_conn_recv(), for a frame that arrived with a verified bearer
+ * token (a transport of your own: verify with mcp_auth_check_header()).
+ * Every request of the frame runs as `principal`: registered `scopes` are
+ * enforced (a refused request gets -32600 "Forbidden: insufficient scope"
+ * without its handler running), and handlers see it through
+ * mcp_call_principal(). The connection takes its own reference; the
+ * caller keeps its own. NULL is the same as mcp_conn_recv().
+ *
+ * @return as mcp_conn_recv().
+ * Thread-safety: as mcp_conn_recv().
+ */
+MCP_API mcp_status mcp_conn_recv_auth(mcp_conn *conn, const char *frame, size_t len, const mcp_principal *principal);
 
 /**
  * Closes a connection: waits up to `grace_ms` for calls in flight to
@@ -373,6 +399,25 @@ MCP_API const char *mcp_call_protocol_version(const mcp_call *call);
 
 /** The request's params._meta object, or NULL (borrowed, valid during the call). */
 MCP_API const mcp_json *mcp_call_meta(const mcp_call *call);
+
+/**
+ * Who the call runs for: the principal of the bearer token its request
+ * carried (per request in 2026-07-28, per POST in legacy HTTP sessions,
+ * since a token may change mid-session). NULL without authorization.
+ * Borrowed: valid during the call. Thread-safety: safe from any thread.
+ */
+MCP_API const mcp_principal *mcp_call_principal(const mcp_call *call);
+
+/** The token's subject (`sub`), or NULL (no authorization, or no sub). Valid during the call. */
+MCP_API const char *mcp_call_subject(const mcp_call *call);
+
+/**
+ * 1 when the call's token holds `scope` (directly or through the
+ * verifier's scope hierarchy); 0 otherwise, and always 0 without
+ * authorization. For finer checks than the tool's `scopes`
+ * (e.g. "files:write" only for some arguments).
+ */
+MCP_API int mcp_call_has_scope(const mcp_call *call, const char *scope);
 
 /* ---- asking the client (both eras) -------------------------------------- */
 
@@ -519,13 +564,16 @@ typedef struct mcp_resource_def {
     void *user_data;           /* passed to handler and complete */
     void (*user_data_free)(void *user_data); /* called once when the resource is gone */
     unsigned flags;            /* MCP_RESOURCE_* */
+    const char *scopes;        /* space-separated OAuth scopes resources/read (and subscribe)
+                                  needs (with authorization on), or NULL */
 } mcp_resource_def;
 
 /**
  * Registers a resource or template (copied; text and blob too).
  * @return MCP_OK; MCP_ERR_INVALID_ARG (no name, neither or both of uri and
  *         uri_template, a template that does not parse, static content with
- *         a template, no content and no handler, bad icons/meta JSON);
+ *         a template, no content and no handler, bad icons/meta JSON,
+ *         invalid `scopes`);
  *         MCP_ERR_EXISTS; MCP_ERR_NOMEM. `user_data_free` runs on failure too.
  * Thread-safety: safe, also while serving; clients get list_changed.
  */
@@ -546,6 +594,9 @@ MCP_API mcp_status mcp_read_text(mcp_read *rd, const char *uri, const char *mime
 /** Adds a binary content item ({uri, mimeType, blob}) to a read. */
 MCP_API mcp_status mcp_read_blob(mcp_read *rd, const char *uri, const char *mime_type, const void *bytes,
                                  size_t n);
+
+/** The principal the read runs for, or NULL without authorization (valid during the read). */
+MCP_API const mcp_principal *mcp_read_principal(const mcp_read *rd);
 
 /* ---- prompts -------------------------------------------------------------- */
 
@@ -578,6 +629,8 @@ typedef struct mcp_prompt_def {
     mcp_complete_fn complete;      /* argument completion, or NULL */
     void *user_data;               /* passed to handler and complete */
     void (*user_data_free)(void *user_data); /* called once when the prompt is gone */
+    const char *scopes;            /* space-separated OAuth scopes prompts/get needs
+                                      (with authorization on), or NULL */
 } mcp_prompt_def;
 
 /**
@@ -614,6 +667,9 @@ MCP_API mcp_status mcp_prompt_resource_text(mcp_prompt *p, mcp_role role, const 
  */
 MCP_API mcp_status mcp_prompt_elicit(mcp_prompt *p, const char *key, const char *message,
                                      const char *requested_schema, const mcp_json **answer);
+
+/** The principal the prompts/get runs for, or NULL without authorization (valid during the call). */
+MCP_API const mcp_principal *mcp_prompt_principal(const mcp_prompt *p);
 
 /**
  * Rejects the request with -32602 and this message (return

@@ -75,6 +75,14 @@ typedef struct mcp_http_opts {
                                     to-client requests, subscriptions and log levels need a session
                                     and are unavailable to legacy clients then. 2026-07-28 requests
                                     are always stateless. */
+    mcp_auth *auth;              /* bearer-token authorization (auth.h, docs/auth.md), or NULL for
+                                    none; not owned, must outlive the server */
+    double rate_per_address;     /* requests per second per client address (token bucket); 0 = off */
+    unsigned burst_per_address;  /* that bucket's size; 0 = the rate rounded up (at least 1) */
+    double rate_per_subject;     /* requests per second per token subject (with auth); 0 = off */
+    unsigned burst_per_subject;  /* that bucket's size; 0 = the rate rounded up (at least 1) */
+    const char *tls_cert_file;   /* PEM certificate (chain) to serve https, with tls_key_file; NULL = http */
+    const char *tls_key_file;    /* PEM private key, unencrypted */
 } mcp_http_opts;
 
 /**
@@ -85,11 +93,26 @@ typedef struct mcp_http_opts {
  * unknown), 2026-07-28 header checks (400 with -32020), and stream
  * handling (JSON or SSE per request, resumable legacy streams).
  *
+ * With `auth` (docs/auth.md): RFC 9728 metadata at
+ * /.well-known/oauth-protected-resource (and with the resource's and the
+ * endpoint's path appended), no token needed; every other request needs a
+ * valid bearer token (401 with a WWW-Authenticate challenge; 400 for a
+ * malformed Authorization header; 503 when the keys cannot be loaded);
+ * a request naming a tool, prompt or resource whose `scopes` the token
+ * lacks gets 403 insufficient_scope before any handler runs; a legacy
+ * session is usable only with tokens of the principal that opened it.
+ * When the verifier has no resource URI yet, it gets this server's URL.
+ * Rate limits answer 429 with Retry-After. With tls_cert_file and
+ * tls_key_file the server speaks https (libmicrohttpd with GnuTLS).
+ *
  * @param out  receives the running server; untouched on failure.
  * @param srv  the MCP server; must outlive the HTTP server.
  * @param opts options, or NULL for the defaults.
- * @return MCP_OK; MCP_ERR_INVALID_ARG (bad host or path); MCP_ERR_IO (the
- *         port cannot be bound); MCP_ERR_NOMEM.
+ * @return MCP_OK; MCP_ERR_INVALID_ARG (bad host or path, only one of the
+ *         TLS files, a negative or NaN rate); MCP_ERR_IO (the port cannot
+ *         be bound, a TLS file cannot be read, or TLS does not start);
+ *         MCP_ERR_UNSUPPORTED (libmicrohttpd was built without TLS);
+ *         MCP_ERR_NOMEM.
  * Thread-safety: safe.
  */
 MCP_API mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts,
@@ -108,7 +131,7 @@ MCP_API void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms);
 
 /**
  * Serves until SIGINT or SIGTERM, then stops gracefully (5 s grace).
- * Once listening it logs "listening on http://HOST:PORT/PATH" (notice
+ * Once listening it logs "listening on http(s)://HOST:PORT/PATH" (notice
  * level, through the server's log callback; stderr by default).
  * Installs handlers for those two signals while it runs (restoring the
  * previous ones before it returns); call it from one thread only.

@@ -23,7 +23,16 @@
  * priming event and a retry hint (SEP-1699); their events are kept per
  * session (bounded), so a client that lost the stream resumes it with GET
  * and Last-Event-ID.
+ *
+ * With an mcp_auth (docs/auth.md) every request must carry a bearer token,
+ * checked when its headers arrive (401, or 400 for a malformed header);
+ * the principal rides along with the request into dispatch. The scopes
+ * the named tool, prompt or resource needs are checked once the body is
+ * read (403), so a refused request never reaches a handler. The RFC 9728
+ * metadata is served without a token. Token buckets per client address
+ * (before anything else) and per token subject answer 429.
  */
+#include "../auth_internal.h"
 #include "../internal.h"
 #include "../server_internal.h"
 #include "mcp/transport.h"
@@ -31,8 +40,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -106,6 +117,7 @@ struct session {
     int closed;          /* DELETEd or expired: unknown from now on */
     hreq *sse;           /* HTTP+SSE (2024-11-05) transport: the GET /sse stream, or NULL */
     uint64_t last_used;  /* monotonic ms */
+    char owner[320];     /* with authorization: the principal that opened it (mcp__principal_key) */
 };
 
 enum { MODE_NONE = 0, MODE_JSON, MODE_SSE };
@@ -134,6 +146,7 @@ struct hreq {
     hreq **active_pprev;        /* the link pointing at this one, for O(1) removal */
     int on_active;              /* in that list (set and cleared with hs->mu and mu held) */
     uint64_t started;           /* monotonic ms */
+    mcp_principal *principal;   /* the verified token's principal (authorization on), or NULL */
     /* ---- guarded by mu ---- */
     frame *head, *tail;         /* SSE bytes waiting to be written */
     char *final_json;           /* the final response while still undecided (JSON mode) */
@@ -174,6 +187,13 @@ struct mcp_http_server {
     int stopping;                 /* no new work */
     pthread_t ticker;             /* keep-alives, upgrades to SSE, session expiry */
     int ticker_started;           /* the thread exists */
+    mcp_auth *auth;               /* token verifier, or NULL (not owned) */
+    char *prm_paths[3];           /* where the RFC 9728 metadata is served (NULL-padded) */
+    mcp__ratelimit *rl_addr;      /* per client address, or NULL */
+    mcp__ratelimit *rl_subject;   /* per token subject, or NULL */
+    int tls;                      /* serving https */
+    char *tls_cert;               /* PEM kept for libmicrohttpd while it runs */
+    char *tls_key;
 };
 
 static uint64_t now_ms(void)
@@ -314,6 +334,248 @@ static void copy_id(const mcp_rpc_id *in, mcp_rpc_id *out, char **owned)
     }
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Authorization and rate limits                                             */
+
+/* The client's address as a rate-limit key: IPv4 whole, IPv6 by its /64
+ * (one host usually holds a whole /64). "" when unknown. */
+static void client_key(struct MHD_Connection *mc, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ci || !ci->client_addr)
+        return;
+    const struct sockaddr *sa = ci->client_addr;
+    if (sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)cap);
+    } else if (sa->sa_family == AF_INET6) {
+        struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (!IN6_IS_ADDR_V4MAPPED(&a))
+            memset(a.s6_addr + 8, 0, 8);
+        inet_ntop(AF_INET6, &a, out, (socklen_t)cap);
+    }
+}
+
+/* An OAuth-style JSON error body, with an optional challenge and Retry-After. */
+static enum MHD_Result reply_json_error(struct MHD_Connection *mc, unsigned status, const char *code,
+                                        const char *desc, const char *www, unsigned retry_after)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "error");
+    mcp_jw_string(&w, code);
+    mcp_jw_key(&w, "error_description");
+    mcp_jw_string(&w, desc);
+    mcp_jw_object_end(&w);
+    enum MHD_Result res = MHD_NO;
+    if (mcp_jw_finish(&w) == MCP_OK) {
+        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
+        if (resp && www) {
+            MHD_add_response_header(resp, "WWW-Authenticate", www);
+            MHD_add_response_header(resp, "Access-Control-Expose-Headers", "WWW-Authenticate");
+        }
+        if (resp && retry_after) {
+            char ra[16];
+            snprintf(ra, sizeof ra, "%u", retry_after);
+            MHD_add_response_header(resp, "Retry-After", ra);
+        }
+        res = queue(mc, status, resp);
+    }
+    mcp_buf_cleanup(&b);
+    return res;
+}
+
+static enum MHD_Result reply_too_many(struct MHD_Connection *mc, unsigned wait)
+{
+    char d[96];
+    snprintf(d, sizeof d, "too many requests: retry after %u s", wait);
+    return reply_json_error(mc, MHD_HTTP_TOO_MANY_REQUESTS, "too_many_requests", d, NULL, wait);
+}
+
+/* Appends each word of `list` to `out` (space-separated) unless already there. */
+static void add_words(mcp_buf *out, const char *list)
+{
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        int dup = 0;
+        for (const char *q = out->data; q && *q && !dup;) {
+            while (*q == ' ')
+                q++;
+            size_t m = strcspn(q, " ");
+            dup = m == n && memcmp(p, q, n) == 0;
+            q += m;
+        }
+        if (n && !dup && (!out->len || mcp_buf_append(out, " ", 1) == MCP_OK))
+            mcp_buf_append(out, p, n);
+        p += n;
+    }
+}
+
+/*
+ * Answers a request the verifier refused: 401 (no or invalid token), 400
+ * (malformed header), 403 (insufficient scope) with a WWW-Authenticate
+ * challenge naming the metadata and `scope`, or 503 when the keys or the
+ * introspection endpoint cannot be reached. The token is never logged.
+ */
+static enum MHD_Result reply_auth(mcp_http_server *hs, struct MHD_Connection *mc, mcp_auth_error why,
+                                  const char *desc, const char *scope)
+{
+    unsigned status = why == MCP_AUTH_INVALID_REQUEST    ? MHD_HTTP_BAD_REQUEST
+                      : why == MCP_AUTH_INSUFFICIENT_SCOPE ? MHD_HTTP_FORBIDDEN
+                      : why == MCP_AUTH_UNAVAILABLE        ? MHD_HTTP_SERVICE_UNAVAILABLE
+                                                           : MHD_HTTP_UNAUTHORIZED;
+    const char *code = mcp_auth_error_code(why);
+    mcp_buf ch;
+    mcp_buf_init(&ch, 0);
+    if (why != MCP_AUTH_UNAVAILABLE && mcp_auth_challenge(hs->auth, why, scope, NULL, &ch) != MCP_OK)
+        mcp_buf_cleanup(&ch);
+    char addr[64];
+    client_key(mc, addr, sizeof addr);
+    mcp__server_diag(hs->srv, why == MCP_AUTH_NO_TOKEN ? MCP_LOG_DEBUG : why == MCP_AUTH_UNAVAILABLE ? MCP_LOG_WARNING
+                                                                                                    : MCP_LOG_INFO,
+                     "authorization: %u %s for %s: %s", status, code ? code : "(no token)", addr, desc);
+    enum MHD_Result res = reply_json_error(mc, status, code ? code : "unauthorized", desc, ch.data,
+                                           why == MCP_AUTH_UNAVAILABLE ? 5 : 0);
+    mcp_buf_cleanup(&ch);
+    return res;
+}
+
+static enum MHD_Result count_authorization(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (key && strcasecmp(key, "Authorization") == 0)
+        (*(int *)cls)++;
+    return MHD_YES;
+}
+
+/*
+ * Checks the bearer token of a request whose headers just arrived. Returns
+ * 1 when it may go on (r->principal set), 0 when it was answered (*res).
+ */
+static int authenticate(hreq *r, enum MHD_Result *res)
+{
+    mcp_http_server *hs = r->hs;
+    struct MHD_Connection *mc = r->mc;
+    int n = 0;
+    MHD_get_connection_values(mc, MHD_HEADER_KIND, count_authorization, &n);
+    if (n > 1) {
+        *res = reply_auth(hs, mc, MCP_AUTH_INVALID_REQUEST, "malformed request: more than one Authorization header",
+                          NULL);
+        return 0;
+    }
+    if (MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "access_token")) {
+        *res = reply_auth(hs, mc, MCP_AUTH_INVALID_REQUEST,
+                          "access tokens are not accepted in the query string; send Authorization: Bearer", NULL);
+        return 0;
+    }
+    mcp_auth_error why;
+    mcp_error err;
+    mcp_status st = mcp_auth_check_header(hs->auth, header(mc, "Authorization"), &r->principal, &why, &err);
+    if (st == MCP_ERR_NOMEM || (st && why == MCP_AUTH_OK)) {
+        *res = reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: out of memory");
+        return 0;
+    }
+    if (st) {
+        /* The scopes to ask for: what every request needs when that is what
+         * failed, otherwise the basic set the server advertises. */
+        const char *scope = mcp_auth_scopes_supported(hs->auth);
+        if (why == MCP_AUTH_INSUFFICIENT_SCOPE || !*scope)
+            scope = mcp_auth_required_scopes(hs->auth);
+        *res = reply_auth(hs, mc, why, err.message, scope);
+        return 0;
+    }
+    if (hs->rl_subject) {
+        char key[320];
+        mcp__principal_key(r->principal, key, sizeof key);
+        unsigned wait = mcp__ratelimit_take(hs->rl_subject, key, strlen(key), now_ms());
+        if (wait) {
+            *res = reply_too_many(mc, wait);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* 1 when `url` is one of the paths the metadata is served at. */
+static int is_prm_path(const mcp_http_server *hs, const char *url)
+{
+    for (size_t i = 0; i < sizeof hs->prm_paths / sizeof hs->prm_paths[0]; i++)
+        if (hs->prm_paths[i] && strcmp(hs->prm_paths[i], url) == 0)
+            return 1;
+    return 0;
+}
+
+/* GET of the RFC 9728 Protected Resource Metadata: public, no token needed. */
+static enum MHD_Result serve_prm(hreq *r)
+{
+    mcp_http_server *hs = r->hs;
+    struct MHD_Connection *mc = r->mc;
+    if (!hs->any_origin && !host_allowed(hs, header(mc, "Host")))
+        return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed");
+    if (r->method != M_GET)
+        return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed");
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    if (mcp_auth_metadata(hs->auth, &b) != MCP_OK) {
+        mcp_buf_cleanup(&b);
+        return reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable");
+    }
+    struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
+    mcp_buf_cleanup(&b);
+    if (resp) {
+        /* Browser-based clients read it from other origins. */
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", "*");
+        MHD_add_response_header(resp, "Cache-Control", "max-age=300");
+    }
+    return queue(mc, MHD_HTTP_OK, resp);
+}
+
+/* With authorization, a legacy session belongs to the principal that opened it. */
+static int owner_ok(const session *s, const hreq *r)
+{
+    if (!r->hs->auth)
+        return 1;
+    char key[320];
+    mcp__principal_key(r->principal, key, sizeof key);
+    return strcmp(key, s->owner) == 0;
+}
+
+/*
+ * The scopes a POSTed request needs (those of the tool, prompt or resource
+ * it names): when the principal lacks one, answers 403 (returns 0) before
+ * anything is dispatched.
+ */
+static int scopes_ok(hreq *r, const mcp_rpc_msg *m, enum MHD_Result *res)
+{
+    mcp_http_server *hs = r->hs;
+    if (!hs->auth || m->kind != MCP_RPC_REQUEST)
+        return 1;
+    mcp_buf need;
+    mcp_buf_init(&need, 0);
+    mcp__server_request_scopes(hs->srv, m, &need);
+    int ok = !need.len || mcp_principal_has_scopes(r->principal, need.data);
+    if (!ok) {
+        /* One challenge with every scope the operation needs (the spec asks
+         * servers not to make clients step up one scope at a time). */
+        mcp_buf all;
+        mcp_buf_init(&all, 0);
+        add_words(&all, mcp_auth_required_scopes(hs->auth));
+        add_words(&all, need.data);
+        *res = reply_auth(hs, r->mc, MCP_AUTH_INSUFFICIENT_SCOPE,
+                          "the token lacks a scope this request needs (see the scope parameter)", all.data);
+        mcp_buf_cleanup(&all);
+    }
+    mcp_buf_cleanup(&need);
+    return ok;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Request lifetime                                                          */
 
@@ -333,6 +595,7 @@ static void session_unref(session *s);
 
 static void hreq_free(hreq *r)
 {
+    mcp_principal_free(r->principal);
     frames_free(r->head);
     mcp_free(r->final_json);
     mcp_buf_cleanup(&r->body);
@@ -1203,7 +1466,7 @@ static enum MHD_Result serve_alone(hreq *r, mcp_rpc_msg *m, const char *version)
         mcp__conn_assume_version(r->conn, version, strlen(version));
     mcp__conn_set_route(r->conn, route_modern, r);
     mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
-    mcp__conn_dispatch(r->conn, m);
+    mcp__conn_dispatch_as(r->conn, m, r->principal);
     mcp_rpc_msg_cleanup(m);
     pthread_mutex_lock(&r->mu);
     r->last_write = now_ms();
@@ -1239,11 +1502,15 @@ static enum MHD_Result handle_post(hreq *r)
     r->is_request = m.kind == MCP_RPC_REQUEST;
     if (r->is_request)
         copy_id(&m.id, &r->id, &r->id_str);
+    enum MHD_Result res;
+    if (!scopes_ok(r, &m, &res)) {
+        mcp_rpc_msg_cleanup(&m);
+        return res;
+    }
     const mcp_json *meta = mcp_json_get(m.params, "_meta");
     const mcp_json *pv = mcp_json_get(meta, "io.modelcontextprotocol/protocolVersion");
     const char *hv = header(mc, "MCP-Protocol-Version");
     const char *sid = header(mc, "Mcp-Session-Id");
-    enum MHD_Result res;
     if ((m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION) && !sid &&
         (pv || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))) {
         /* ---- 2026-07-28: stateless ---- */
@@ -1298,6 +1565,7 @@ static enum MHD_Result handle_post(hreq *r)
                                                        : "Internal error: cannot create a session");
         }
         snprintf(r->new_session, sizeof r->new_session, "%s", s->id);
+        mcp__principal_key(r->principal, s->owner, sizeof s->owner);
     } else {
         if (!sid) {
             mcp_rpc_msg_cleanup(&m);
@@ -1306,6 +1574,11 @@ static enum MHD_Result handle_post(hreq *r)
                                    "2026-07-28 per-request _meta)");
         }
         s = session_get(hs, sid);
+        if (s && !owner_ok(s, r)) {
+            /* Another principal's session: as unknown as a made-up id. */
+            session_unref(s);
+            s = NULL;
+        }
         if (!s) {
             mcp_rpc_msg_cleanup(&m);
             return reply_rpc_error(mc, MHD_HTTP_NOT_FOUND, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
@@ -1328,7 +1601,7 @@ static enum MHD_Result handle_post(hreq *r)
         pthread_mutex_lock(&s->mu);
         s->current = NULL;
         pthread_mutex_unlock(&s->mu);
-        mcp__conn_dispatch(s->conn, &m);
+        mcp__conn_dispatch_as(s->conn, &m, r->principal);
         mcp_rpc_msg_cleanup(&m);
         return queue(mc, MHD_HTTP_ACCEPTED, text_response("", 0, NULL));
     }
@@ -1337,7 +1610,7 @@ static enum MHD_Result handle_post(hreq *r)
     s->pending = r;
     s->current = r;
     pthread_mutex_unlock(&s->mu);
-    mcp__conn_dispatch(s->conn, &m);
+    mcp__conn_dispatch_as(s->conn, &m, r->principal);
     mcp_rpc_msg_cleanup(&m);
     pthread_mutex_lock(&s->mu);
     s->current = NULL;
@@ -1366,6 +1639,10 @@ static enum MHD_Result handle_get(hreq *r)
     if (!mcp__http_accepts(header(mc, "Accept"), "text/event-stream"))
         return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET streams text/event-stream");
     session *s = session_get(hs, sid);
+    if (s && !owner_ok(s, r)) {
+        session_unref(s);
+        s = NULL;
+    }
     if (!s)
         return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found: unknown or expired session");
     r->sess = s;
@@ -1433,6 +1710,10 @@ static enum MHD_Result handle_delete(hreq *r)
     if (!sid || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))
         return reply_plain(r->mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed: DELETE ends legacy sessions only");
     session *s = session_get(r->hs, sid);
+    if (s && !owner_ok(s, r)) {
+        session_unref(s);
+        s = NULL;
+    }
     if (!s)
         return reply_plain(r->mc, MHD_HTTP_NOT_FOUND, "Not Found: unknown or expired session");
     session_close(r->hs, s);
@@ -1454,6 +1735,7 @@ static enum MHD_Result handle_sse_open(hreq *r)
         return reply_plain(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: too many sessions");
     r->sess = s;
     r->accept_sse = 1;
+    mcp__principal_key(r->principal, s->owner, sizeof s->owner);
     pthread_mutex_lock(&s->mu);
     s->sse = r;
     pthread_mutex_unlock(&s->mu);
@@ -1476,6 +1758,10 @@ static enum MHD_Result handle_sse_message(hreq *r)
     if (!sid)
         return reply_plain(r->mc, MHD_HTTP_BAD_REQUEST, "Bad Request: missing sessionId");
     session *s = session_get(hs, sid);
+    if (s && !owner_ok(s, r)) {
+        session_unref(s);
+        s = NULL;
+    }
     if (!s || !s->sse) {
         if (s)
             session_unref(s);
@@ -1486,7 +1772,7 @@ static enum MHD_Result handle_sse_message(hreq *r)
         return reply_plain(r->mc, MHD_HTTP_CONTENT_TOO_LARGE, "Content Too Large");
     }
     /* The connection decodes it and answers on the stream (errors too). */
-    mcp_conn_recv(s->conn, r->body.data ? r->body.data : "", r->body.len);
+    mcp_conn_recv_auth(s->conn, r->body.data ? r->body.data : "", r->body.len, r->principal);
     session_unref(s);
     return queue(r->mc, MHD_HTTP_ACCEPTED, text_response("Accepted", 8, "text/plain"));
 }
@@ -1512,6 +1798,16 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
         r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
                   : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
         *con_cls = r;
+        if (hs->rl_addr) {
+            /* Before anything costs: a flood from one address is refused here. */
+            char addr[64];
+            client_key(mc, addr, sizeof addr);
+            unsigned wait = mcp__ratelimit_take(hs->rl_addr, addr, strlen(addr), now_ms());
+            if (wait)
+                return reply_too_many(mc, wait);
+        }
+        if (hs->auth && is_prm_path(hs, url))
+            return serve_prm(r);
         if (hs->legacy_sse && (!strcmp(url, "/sse") || !strcmp(url, "/messages")))
             r->legacy_path = !strcmp(url, "/sse") ? 1 : 2;
         else if (strcmp(url, hs->path) != 0)
@@ -1522,6 +1818,11 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
                 return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed");
             if (!origin_allowed(hs, header(mc, "Origin")))
                 return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
+        }
+        if (hs->auth && r->method != M_OPTIONS) {
+            enum MHD_Result res;
+            if (!authenticate(r, &res))
+                return res;
         }
         if (r->method == M_POST) {
             const char *ct = header(mc, "Content-Type");
@@ -1679,6 +1980,14 @@ static void hs_free(mcp_http_server *hs)
     strv_free(hs->hosts);
     strv_free(hs->origins);
     mcp_free(hs->path);
+    for (size_t i = 0; i < sizeof hs->prm_paths / sizeof hs->prm_paths[0]; i++)
+        mcp_free(hs->prm_paths[i]);
+    mcp__ratelimit_free(hs->rl_addr);
+    mcp__ratelimit_free(hs->rl_subject);
+    mcp_free(hs->tls_cert);
+    if (hs->tls_key)
+        OPENSSL_cleanse(hs->tls_key, strlen(hs->tls_key));
+    mcp_free(hs->tls_key);
     pthread_mutex_destroy(&hs->mu);
     pthread_cond_destroy(&hs->cv);
     mcp_free(hs);
@@ -1687,6 +1996,67 @@ static void hs_free(mcp_http_server *hs)
 static int is_loopback_name(const char *h)
 {
     return !strcmp(h, "127.0.0.1") || !strcmp(h, "localhost") || !strcmp(h, "::1") || !strcmp(h, "[::1]");
+}
+
+/* Reads a PEM file whole (at most 1 MiB) into a NUL-terminated string. */
+static char *read_pem(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    mcp_buf b;
+    mcp_buf_init(&b, (size_t)1 << 20);
+    char chunk[4096];
+    size_t n;
+    int ok = 1;
+    while (ok && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        ok = mcp_buf_append(&b, chunk, n) == MCP_OK;
+    ok = ok && !ferror(f) && b.len;
+    fclose(f);
+    if (!ok) {
+        if (b.data)
+            OPENSSL_cleanse(b.data, b.len);
+        mcp_buf_cleanup(&b);
+        return NULL;
+    }
+    return mcp_buf_take(&b, NULL);
+}
+
+/*
+ * Authorization and rate limits from the options: the metadata paths (the
+ * root form, and with the resource's and the endpoint's paths appended, as
+ * RFC 9728 section 3.1 builds them) and the token buckets.
+ */
+static mcp_status setup_auth(mcp_http_server *hs, const mcp_http_opts *o, mcp_error *err)
+{
+    static const char wk[] = "/.well-known/oauth-protected-resource";
+    if ((o->rate_per_address != 0 && !(o->rate_per_address > 0)) ||
+        (o->rate_per_subject != 0 && !(o->rate_per_subject > 0)))
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "rates must be positive (or 0 for off)");
+    if (o->rate_per_address > 0) {
+        unsigned burst = o->burst_per_address ? o->burst_per_address : (unsigned)ceil(o->rate_per_address);
+        if (mcp__ratelimit_new(&hs->rl_addr, o->rate_per_address, burst, 4096))
+            return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    if (o->rate_per_subject > 0) {
+        unsigned burst = o->burst_per_subject ? o->burst_per_subject : (unsigned)ceil(o->rate_per_subject);
+        if (mcp__ratelimit_new(&hs->rl_subject, o->rate_per_subject, burst, 4096))
+            return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    }
+    hs->auth = o->auth;
+    if (!hs->auth)
+        return MCP_OK;
+    const char *rpath = mcp_auth_resource(hs->auth) ? mcp__auth_resource_path(hs->auth) : hs->path;
+    const char *paths[3] = {"", rpath, strcmp(rpath, hs->path) ? hs->path : ""};
+    for (size_t i = 0; i < 3; i++) {
+        if (i && !*paths[i])
+            continue;
+        size_t n = sizeof wk - 1 + strlen(paths[i]);
+        if (!(hs->prm_paths[i] = mcp_malloc(n + 1)))
+            return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        snprintf(hs->prm_paths[i], n + 1, "%s%s", wk, paths[i]);
+    }
+    return MCP_OK;
 }
 
 mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts, mcp_error *err)
@@ -1752,10 +2122,38 @@ mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const m
         hs_free(hs);
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }
+    mcp_status ast = setup_auth(hs, &o, err);
+    if (ast) {
+        hs_free(hs);
+        return ast;
+    }
+    /* TLS: libmicrohttpd's https (GnuTLS on Debian), PEM from files. */
+    struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL},
+                                         {MHD_OPTION_END, 0, NULL}};
+    if (o.tls_cert_file || o.tls_key_file) {
+        if (!o.tls_cert_file || !o.tls_key_file) {
+            hs_free(hs);
+            return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "https needs both tls_cert_file and tls_key_file");
+        }
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            hs_free(hs);
+            return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0, "this libmicrohttpd was built without TLS");
+        }
+        hs->tls_cert = read_pem(o.tls_cert_file);
+        hs->tls_key = read_pem(o.tls_key_file);
+        if (!hs->tls_cert || !hs->tls_key) {
+            const char *which = hs->tls_cert ? o.tls_key_file : o.tls_cert_file;
+            hs_free(hs);
+            return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot read %.200s", which);
+        }
+        hs->tls = 1;
+        tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, hs->tls_cert};
+        tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, hs->tls_key};
+    }
 
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (hs->tls ? MHD_USE_TLS : 0);
     struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
     if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
@@ -1781,15 +2179,27 @@ mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const m
                                o.max_connections ? o.max_connections : DEFAULT_MAX_CONNECTIONS,
                                MHD_OPTION_CONNECTION_TIMEOUT,
                                o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_CONN_TIMEOUT_S,
-                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs, MHD_OPTION_END);
+                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs, MHD_OPTION_ARRAY, tls_opts,
+                               MHD_OPTION_END);
     if (!hs->mhd) {
         int e = errno;
         hs_free(hs);
         return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot listen on %s:%u: %s", host, o.port,
-                         e ? strerror(e) : "libmicrohttpd refused to start");
+                         e ? strerror(e) : hs->tls ? "libmicrohttpd refused to start (is the TLS key and "
+                                                     "certificate a matching PEM pair?)"
+                                                   : "libmicrohttpd refused to start");
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(hs->mhd, MHD_DAEMON_INFO_BIND_PORT);
     hs->port = di ? di->port : o.port;
+    if (hs->auth) {
+        /* A verifier without a resource URI gets this server's own URL. */
+        char url[400];
+        const char *uh = !strcmp(host, "0.0.0.0") || !strcmp(host, "::") ? "localhost" : host;
+        int v6 = strchr(uh, ':') != NULL;
+        snprintf(url, sizeof url, "%s://%s%s%s:%u%s", hs->tls ? "https" : "http", v6 ? "[" : "", uh, v6 ? "]" : "",
+                 hs->port, hs->path);
+        mcp__auth_default_resource(hs->auth, url);
+    }
     if (pthread_create(&hs->ticker, NULL, ticker_main, hs) != 0) {
         MHD_stop_daemon(hs->mhd);
         hs_free(hs);
@@ -1884,8 +2294,8 @@ mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error 
         return st;
     const char *h = opts && opts->host ? opts->host : "127.0.0.1";
     int v6 = strchr(h, ':') != NULL;
-    mcp__server_diag(srv, MCP_LOG_NOTICE, "listening on http://%s%s%s:%u%s", v6 ? "[" : "", h, v6 ? "]" : "",
-                     mcp_http_server_port(hs), hs->path);
+    mcp__server_diag(srv, MCP_LOG_NOTICE, "listening on %s://%s%s%s:%u%s", hs->tls ? "https" : "http", v6 ? "[" : "",
+                     h, v6 ? "]" : "", mcp_http_server_port(hs), hs->path);
     /* Handlers rather than sigwait(): the server's threads may already run
      * with these signals unblocked, and a handler works on whichever thread
      * the kernel picks. The previous handlers come back afterwards. */
