@@ -25,8 +25,10 @@
 
 static const char usage[] =
     "usage:\n"
-    "  mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--transcript FILE] [--actor NAME]\n"
-    "      serve MCP over stdio (without --db: an in-memory demo store)\n"
+    "  mcp-server-aml [--db FILE] [--http [HOST:]PORT [AUTH]] [--transcript FILE] [--actor NAME]\n"
+    "      serve MCP over stdio (without --db: an in-memory demo store); over HTTP with OAuth when\n"
+    "      AUTH options are given (tools need aml.read, aml.assess or aml.sar; the audit log records\n"
+    "      the token's subject):\n" MCP_AUTH_ARGS_HELP
     "  mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] PATH...\n"
     "  mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,T03,...] [--instances N]\n"
     "                     [--lookalikes N] [--start YYYY-MM-DD] [--format native|amlworld]\n"
@@ -472,6 +474,8 @@ static int cmd_serve(int argc, char **argv)
     aml_app app;
     memset(&app, 0, sizeof app);
     app.actor = "stdio-client";
+    mcp_auth_opts auth;
+    memset(&auth, 0, sizeof auth);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -482,6 +486,16 @@ static int cmd_serve(int argc, char **argv)
             printf("mcp-server-aml %s (engine %s, catalog %s, libmcp %s)\n", MCP_VERSION_STRING, AML_ENGINE_VERSION,
                    AML_CATALOG_VERSION, mcp_version());
             return 0;
+        }
+        int used = 0;
+        if (mcp_auth_parse_arg(&auth, a, i + 1 < argc ? argv[i + 1] : NULL, &used) == MCP_OK && used) {
+            i += used - 1;
+            so.auth = &auth;
+            continue;
+        }
+        if (!strncmp(a, "--auth-", 7) || !strcmp(a, "--resource-url")) {
+            fprintf(stderr, "mcp-server-aml: %s needs a value\n", a);
+            return die_usage(NULL);
         }
         const char *v;
         if (strcmp(a, "--db") && strcmp(a, "--http") && strcmp(a, "--transcript") && strcmp(a, "--actor")) {
@@ -498,6 +512,10 @@ static int cmd_serve(int argc, char **argv)
             so.transcript = v;
         else
             app.actor = v;
+    }
+    if (so.auth && !so.http) {
+        fprintf(stderr, "mcp-server-aml: --auth-* options need --http (stdio has no tokens)\n");
+        return die_usage(NULL);
     }
     int rc = store_for(db, AML_OPEN_CHECK, &app.store);
     if (rc)

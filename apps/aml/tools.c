@@ -33,6 +33,23 @@ const aml_tool_scope *aml_tool_scopes(void)
     return scopes;
 }
 
+/* The scope a tool ("listCases"), resource ("resource:URI") or prompt ("prompt:NAME") needs. */
+static const char *scope_for(const char *what)
+{
+    for (const aml_tool_scope *s = scopes; s->tool; s++)
+        if (!strcmp(s->tool, what))
+            return s->scope;
+    return NULL;
+}
+
+/* Who the audit log names: the token's subject over authorized HTTP, else --actor. */
+static const char *actor_of(const aml_app *app, const char *subject)
+{
+    if (subject && subject[0])
+        return subject;
+    return app->actor ? app->actor : "unknown";
+}
+
 /* ---- per-call context ---------------------------------------------------------------- */
 
 typedef struct ctx {
@@ -105,7 +122,7 @@ static mcp_status ctx_end(ctx *c, mcp_status st)
     aml_audit_entry e;
     char action[64];
     snprintf(action, sizeof action, "tool.%s", mcp_call_tool_name(c->call));
-    e.actor = c->app->actor ? c->app->actor : "unknown";
+    e.actor = actor_of(c->app, mcp_call_subject(c->call));
     e.action = action;
     e.case_id = c->case_id[0] ? c->case_id : NULL;
     e.request_sha256 = c->req_sha;
@@ -590,11 +607,12 @@ static const char draft_sar_out[] =
 /* ---- resources and the sar_review prompt ---------------------------------------------------------------------- */
 
 /* Audits a resource read or a prompt like a tool call. */
-static void audit_other(aml_app *app, const char *action, const char *case_id, const char *what, int ok)
+static void audit_other(aml_app *app, const char *subject, const char *action, const char *case_id, const char *what,
+                        int ok)
 {
     char digest[65];
     aml_sha256_hex(what, strlen(what), digest);
-    aml_audit_entry e = {app->actor ? app->actor : "unknown", action, case_id, digest, NULL, ok ? "ok" : "error", NULL};
+    aml_audit_entry e = {actor_of(app, subject), action, case_id, digest, NULL, ok ? "ok" : "error", NULL};
     aml_audit_append(app->store, &e, NULL);
 }
 
@@ -611,7 +629,7 @@ static mcp_status read_case(mcp_read *rd, const char *uri, const mcp_json *vars,
     int rc = aml_case_load(app->store, id, &c, &err);
     mcp_status st = MCP_OK;
     if (rc) {
-        audit_other(app, "resource.read", NULL, uri, 0);
+        audit_other(app, mcp_principal_subject(mcp_read_principal(rd)), "resource.read", NULL, uri, 0);
         aml_store_unlock(app->store);
         return rc > 0 ? MCP_ERR_NOT_FOUND : MCP_ERR_INTERNAL;
     }
@@ -624,7 +642,7 @@ static mcp_status read_case(mcp_read *rd, const char *uri, const mcp_json *vars,
         st = MCP_ERR_INTERNAL;
     else
         st = mcp_read_text(rd, uri, "application/json", b.data);
-    audit_other(app, "resource.read", c.case_id, uri, st == MCP_OK);
+    audit_other(app, mcp_principal_subject(mcp_read_principal(rd)), "resource.read", c.case_id, uri, st == MCP_OK);
     aml_store_unlock(app->store);
     mcp_buf_cleanup(&b);
     aml_case_free(&c);
@@ -678,7 +696,7 @@ static mcp_status sar_review(mcp_prompt *p, const mcp_json *args, void *ud)
     aml_err err = {{0}};
     int rc = id && n && n <= AML_CASE_ID_MAX ? aml_case_load(app->store, id, &c, &err) : 1;
     if (rc) {
-        audit_other(app, "prompt.sar_review", NULL, id ? id : "", 0);
+        audit_other(app, mcp_principal_subject(mcp_prompt_principal(p)), "prompt.sar_review", NULL, id ? id : "", 0);
         aml_store_unlock(app->store);
         char shown[80], msg[200];
         utf8_cut(id ? id : "", 64, shown, sizeof shown);
@@ -691,7 +709,7 @@ static mcp_status sar_review(mcp_prompt *p, const mcp_json *args, void *ud)
     mcp_buf_init(&b, 0);
     mcp_jw_init(&w, &b);
     aml_case_write(app->store, &w, &c);
-    audit_other(app, "prompt.sar_review", c.case_id, c.case_id, 1);
+    audit_other(app, mcp_principal_subject(mcp_prompt_principal(p)), "prompt.sar_review", c.case_id, c.case_id, 1);
     aml_store_unlock(app->store);
     char *txt = aml_asprintf(sar_review_text, c.case_id, c.case_id);
     char uri[128], desc[160];
@@ -730,6 +748,7 @@ static mcp_status register_resources(mcp_server *srv, aml_app *app, mcp_error *e
     r.mime_type = "application/json";
     r.size = (int64_t)b.len;
     r.text = b.data;
+    r.scopes = scope_for("resource:aml://typologies");
     mcp_status st = mcp_server_add_resource(srv, &r, err);
     mcp_buf_cleanup(&b);
     if (st)
@@ -745,6 +764,7 @@ static mcp_status register_resources(mcp_server *srv, aml_app *app, mcp_error *e
     r.handler = read_case;
     r.complete = complete_case;
     r.user_data = app;
+    r.scopes = scope_for("resource:aml://cases/{caseId}");
     if ((st = mcp_server_add_resource(srv, &r, err)))
         return st;
     static const mcp_prompt_arg args[] = {{"caseId", "Case", "The case whose SAR draft to review", 1}};
@@ -759,6 +779,7 @@ static mcp_status register_resources(mcp_server *srv, aml_app *app, mcp_error *e
     pd.handler = sar_review;
     pd.complete = complete_case;
     pd.user_data = app;
+    pd.scopes = scope_for("prompt:sar_review");
     return mcp_server_add_prompt(srv, &pd, err);
 }
 
@@ -816,6 +837,7 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
         t.open_world_hint = MCP_HINT_FALSE;
         t.handler = defs[i].fn;
         t.user_data = app;
+        t.scopes = scope_for(defs[i].name);
         if ((st = mcp_server_add_tool(srv, &t, err)) != MCP_OK)
             goto done;
     }
@@ -940,6 +962,18 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
         return 1;
     }
     mcp_status st;
+    mcp_auth *auth = NULL;
+    if (o->auth) {
+        mcp_auth_opts ao = *o->auth;
+        if (!ao.scopes_supported)
+            ao.scopes_supported = "aml.read aml.assess aml.sar";
+        if (mcp_auth_new(&auth, &ao, &err) != MCP_OK) {
+            fprintf(stderr, "mcp-server-aml: authorization: %s\n", err.message);
+            mcp_server_free(srv);
+            return 2;
+        }
+        ho.auth = auth;
+    }
     if (o->http) {
         st = mcp_http_serve(srv, &ho, &err); /* logs where it listens; SIGINT/SIGTERM stop it */
         if (st != MCP_OK)
@@ -948,5 +982,6 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
         st = mcp_stdio_serve(srv, NULL);
     }
     mcp_server_free(srv);
+    mcp_auth_free(auth);
     return st == MCP_OK ? 0 : 1;
 }

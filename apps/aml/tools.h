@@ -7,9 +7,11 @@
 
 #include "cases.h"
 
-/* Scopes per tool, kept here for the authorization layer (docs/aml.md). */
+/* The OAuth scope each tool, resource ("resource:URI") and prompt
+ * ("prompt:NAME") needs; registered with them and enforced when the server
+ * runs with authorization (docs/aml.md). */
 typedef struct aml_tool_scope {
-    const char *tool;  /* tool name */
+    const char *tool;  /* tool name, "resource:URI" or "prompt:NAME" */
     const char *scope; /* aml.read | aml.assess | aml.sar */
 } aml_tool_scope;
 
@@ -29,6 +31,7 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 typedef struct aml_serve_opts {
     const char *http;        /* [HOST:]PORT, or NULL for stdio */
     const char *transcript;  /* JSON-lines transcript of every frame, or NULL */
+    const mcp_auth_opts *auth; /* OAuth resource-server settings (HTTP only), or NULL */
 } aml_serve_opts;
 
 /**

@@ -200,8 +200,14 @@ static void load_test(int nconn, int calls)
         }
         if (!np)
             break;
-        if (poll(pfd, (nfds_t)nconn, 5000) <= 0)
+        if (poll(pfd, (nfds_t)nconn, 30000) <= 0) {
+            /* 30 s without a byte on any connection: report who waits for what. */
+            for (int i = 0; i < nconn; i++)
+                if (cl[i].fd >= 0 && cl[i].done < calls)
+                    printf("stalled: connection %d waits for id %ld (%ld done, %zu bytes buffered)\n", i,
+                           cl[i].waiting_id, cl[i].done, cl[i].len);
             break;
+        }
         for (int i = 0; i < nconn; i++) {
             if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
