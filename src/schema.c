@@ -33,14 +33,31 @@
  *   Fast paths (bench/schema measures them against ajv). The node kinds
  *   most tool schemas are made of are evaluated without the general
  *   interpreter: leaves (value checks only), flat objects (type, required,
- *   properties, additionalProperties) and `{"$ref": ...}` wrappers. They
- *   always run quietly first; only when one fails and a report is wanted is
- *   it evaluated again by v_node, with the step count rewound, so every path
- *   does the same work in the same order and meets the same limits. Short
- *   anchored patterns of ASCII classes are matched without PCRE2 (which
- *   still compiles them, so both agree on what is valid; fuzz builds check
- *   every such match against PCRE2). A report is one allocation plus text
- *   blocks, made at the first violation, so a valid value allocates nothing.
+ *   min/maxProperties, properties, additionalProperties) and `{"$ref": ...}`
+ *   wrappers. They always run quietly first; only when one fails and a
+ *   report is wanted is it evaluated again with reporting on (v_node, or
+ *   v_flat_report for a flat node), with the step count rewound, so every
+ *   path does the same work in the same order and meets the same limits.
+ *
+ *   A flat node whose member schemas are all simple leaves or booleans
+ *   (the usual tool input schema) gets a plan at compile time (fplan,
+ *   lfast): its members are looked up once, `required` is a bit mask over
+ *   the `properties` entries, string enums are sets, integer bounds are one
+ *   range, and the steps every member can take are known in advance, so
+ *   when they fit under the limits the loop checks none (it still counts
+ *   them exactly). Everything such a plan checks is free of side effects
+ *   but for its step count, which is why its order may differ from the
+ *   keyword list's where nothing can tell. run() takes it for a flat root
+ *   without setting up a validation context at all.
+ *
+ *   Short anchored patterns of ASCII classes are matched without PCRE2
+ *   (which still compiles them, so both agree on what is valid; fuzz builds
+ *   check every such match against PCRE2); fixed-length ones eight bytes at
+ *   a time. A report is put together in the call's own storage and copied
+ *   into one allocation at the end: a valid value allocates nothing, an
+ *   invalid one (usually) once. The constant parts of messages (the
+ *   allowed values, the declared properties, the types wanted, keyword path
+ *   tokens) are made at compile time.
  */
 #include "mcp/schema.h"
 #include "internal.h"
@@ -165,7 +182,7 @@ static inline uint32_t load32(const char *p)
  * library memcmp call per comparison cost more than the comparison; this
  * one reads only inside both ranges (overlapping words for the tail).
  */
-static inline int bytes_eq(const char *a, const char *b, size_t n)
+static SCHEMA_INLINE int bytes_eq(const char *a, const char *b, size_t n)
 {
     if (n >= 8 && n <= 16)
         return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
@@ -195,6 +212,8 @@ typedef struct sbuf {
     int nomem;  /* 1: a growth failed; the content is incomplete */
     int full;   /* 1: fixed output was cut to fit; nothing more is appended, so a
                    truncated text never continues after the cut */
+    int stack;  /* 1: p is caller storage that a growing buffer leaves behind (its
+                   content is copied to the heap when more room is needed) */
 } sbuf;
 
 static void sb_fixed(sbuf *b, char *mem, size_t cap)
@@ -205,8 +224,17 @@ static void sb_fixed(sbuf *b, char *mem, size_t cap)
     b->fixed = 1;
     b->nomem = 0;
     b->full = 0;
+    b->stack = 0;
     if (cap)
         mem[0] = '\0';
+}
+
+/* A growing buffer that starts in caller storage (mem, cap > 0), so short texts cost no allocation. */
+static void sb_stack(sbuf *b, char *mem, size_t cap)
+{
+    sb_fixed(b, mem, cap);
+    b->fixed = 0;
+    b->stack = 1;
 }
 
 static void sb_dyn(sbuf *b)
@@ -216,7 +244,7 @@ static void sb_dyn(sbuf *b)
 
 static void sb_release(sbuf *b)
 {
-    if (!b->fixed)
+    if (!b->fixed && !b->stack)
         mcp_free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
@@ -233,11 +261,14 @@ static size_t sb_room(sbuf *b, size_t extra)
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->len + extra + 1)
             cap *= 2;
-        char *p = (char *)mcp_realloc(b->p, cap);
+        char *p = (char *)(b->stack ? mcp_malloc(cap) : mcp_realloc(b->p, cap));
         if (!p) {
             b->nomem = 1;
             return 0;
         }
+        if (b->stack)
+            memcpy(p, b->p, b->len);
+        b->stack = 0;
         b->p = p;
         b->cap = cap;
         p[b->len] = '\0';
@@ -290,11 +321,45 @@ static void sb_put_slow(sbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
+/* Copies n bytes without a library call, reading only inside the source. */
+static SCHEMA_INLINE void copy_small(char *d, const char *s, size_t n)
+{
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            memcpy(d + i, s + i, 8);
+        if (i < n)
+            memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+}
+
 /* Appends n bytes; a fixed buffer keeps what fits, cut at a character boundary. */
-static inline void sb_put(sbuf *b, const char *s, size_t n)
+static SCHEMA_INLINE void sb_put(sbuf *b, const char *s, size_t n)
 {
     if (!(b->nomem | b->full) && b->len + n < b->cap) {
-        memcpy(b->p + b->len, s, n);
+        /* Most pieces are short: copied inline rather than by a library call. */
+        if (n <= 32)
+            copy_small(b->p + b->len, s, n);
+        else
+            memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = '\0';
+        return;
+    }
+    sb_put_slow(b, s, n);
+}
+
+/* sb_put for at most 32 bytes (numbers in decimal). */
+static SCHEMA_INLINE void sb_put_short(sbuf *b, const char *s, size_t n)
+{
+    if (!(b->nomem | b->full) && b->len + n < b->cap) {
+        copy_small(b->p + b->len, s, n);
         b->len += n;
         b->p[b->len] = '\0';
         return;
@@ -307,9 +372,14 @@ static void sb_puts(sbuf *b, const char *s)
     sb_put(b, s, strlen(s));
 }
 
-static void sb_putc(sbuf *b, char c)
+static SCHEMA_INLINE void sb_putc(sbuf *b, char c)
 {
-    sb_put(b, &c, 1);
+    if (!(b->nomem | b->full) && b->len + 1 < b->cap) {
+        b->p[b->len++] = c;
+        b->p[b->len] = '\0';
+        return;
+    }
+    sb_put_slow(b, &c, 1);
 }
 
 static void sb_vprintf_libc(sbuf *b, const char *fmt, va_list ap) MCP__PRINTF(2, 0);
@@ -379,7 +449,7 @@ static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
                 digits[--i] = (char)('0' + v % 10);
                 v /= 10;
             } while (v);
-            sb_put(b, digits + i, sizeof(digits) - i);
+            sb_put_short(b, digits + i, sizeof(digits) - i);
             f = pct + 3;
         } else {
             int prec = va_arg(ap, int);
@@ -403,22 +473,14 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Copies n bytes without a library call, reading only inside the source. */
-static inline void copy_small(char *d, const char *s, size_t n)
+/* Appends a string literal. */
+#define SB_LIT(b, lit) sb_put((b), (lit), sizeof(lit) - 1)
+
+/* Appends like printf's %.*s: at most prec bytes, and none past a NUL. */
+static void sb_put_prec(sbuf *b, const char *s, size_t prec)
 {
-    if (n >= 8) {
-        size_t i = 0;
-        for (; i + 8 <= n; i += 8)
-            memcpy(d + i, s + i, 8);
-        if (i < n)
-            memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4) {
-        memcpy(d, s, 4);
-        memcpy(d + n - 4, s + n - 4, 4);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    }
+    const char *z = (const char *)memchr(s, '\0', prec);
+    sb_put(b, s, z ? (size_t)(z - s) : prec);
 }
 
 /* Nonzero when one of the 8 bytes in w is '~' or '/'. */
@@ -458,12 +520,18 @@ static inline int ptr_special(const char *s, size_t n)
  */
 static void sb_ptr_token(sbuf *b, const char *s, size_t n)
 {
-    if (!ptr_special(s, n) && !(b->nomem | b->full) && b->len + n + 1 < b->cap) {
-        b->p[b->len] = '/';
-        copy_small(b->p + b->len + 1, s, n);
-        b->len += n + 1;
-        b->p[b->len] = '\0';
-        return;
+    if (!ptr_special(s, n)) {
+        /* A growing buffer makes room first; a fixed one that is too short
+           takes the piecewise path below, which cuts the token to fit. */
+        if (!b->fixed && b->len + n + 1 >= b->cap)
+            sb_room(b, n + 1);
+        if (!(b->nomem | b->full) && b->len + n + 1 < b->cap) {
+            b->p[b->len] = '/';
+            copy_small(b->p + b->len + 1, s, n);
+            b->len += n + 1;
+            b->p[b->len] = '\0';
+            return;
+        }
     }
     size_t run = 0;
     sb_putc(b, '/');
@@ -977,6 +1045,7 @@ typedef struct propent {
     sstr key;      /* property name */
     uint32_t hash; /* hash of key */
     node *n;       /* its schema */
+    sstr kptok;    /* "/properties/" + the escaped name: its keyword path tokens */
 } propent;
 
 typedef struct patent {
@@ -997,11 +1066,77 @@ typedef struct props {
     int dups;       /* `properties` repeats a key (the last one counts); set for any n */
 } props;
 
+/* An `enum` whose values are all strings, as a set of byte strings. */
+typedef struct senum {
+    sstr *v;       /* the values */
+    size_t n;      /* their count */
+    uint32_t *tab; /* more than 8: open-addressing index (value index + 1, 0 empty), else NULL */
+    uint32_t mask; /* table size - 1 */
+} senum;
+
+/*
+ * A leaf's checks in the form v_flat's fast loop runs them, for leaves
+ * whose keywords have no side effect but their steps: `type`, `enum` of
+ * strings, the numeric bounds and multipleOf, min/maxLength and a `pattern`
+ * the direct matcher takes. The checks run in the order of the node's list
+ * (a failure stops them, so a `pattern` after a failed check is neither
+ * run nor counted); the ones before `pattern` are pure, so their own order
+ * does not matter. The booleans have one too (lf_true, lf_false).
+ */
+typedef struct lfast {
+    unsigned char types;  /* instance types `type` accepts (T_ANY without it, 0: false) */
+    unsigned char more;   /* instance types some check after `type` looks at */
+    unsigned char steps;  /* steps it counts: 1 for a leaf, 0 for a boolean schema */
+    unsigned char intlim; /* the numeric keywords are bounds with int64 limits: lo..hi */
+    const senum *en;      /* `enum` (all strings), or NULL */
+    size_t minlen;        /* minLength (0 when absent) */
+    size_t maxlen;        /* maxLength (SIZE_MAX when absent) */
+    const struct regex *re; /* `pattern` (with a direct matcher), or NULL */
+    int64_t lo;           /* intlim: smallest integer allowed */
+    int64_t hi;           /* intlim: largest integer allowed */
+    const struct kw *nums; /* the numeric keywords (consecutive in the node's list) */
+    unsigned nnums;       /* their count */
+} lfast;
+
+/* A `properties` entry for v_flat's fast loop: its name and its schema's lfast. */
+typedef struct fent {
+    const char *key; /* property name */
+    size_t n;        /* its length */
+    const lfast *lf; /* its schema */
+} fent;
+
+/*
+ * The quiet fast path of a flat node (v_flat), made once at compile time
+ * (finish_node). `required` becomes a bit mask over the `properties`
+ * entries, so one pass that looks every member up answers it.
+ */
+typedef struct fplan {
+    const props *pr;  /* `properties`/`additionalProperties`, or NULL */
+    uint64_t reqmask; /* required names that are `properties` keys: bit i for entry i */
+    const sstr *xreq; /* required names that are not, checked one by one */
+    size_t nxreq;     /* their count */
+    size_t minp;      /* minProperties (0 when absent) */
+    size_t maxp;      /* maxProperties (SIZE_MAX when absent) */
+    unsigned steps;   /* when every member schema is a leaf or a boolean: the most steps
+                         one member can take; else 0 */
+    const struct fent *fe; /* fast: the `properties` entries, as the fast loop reads them */
+    const lfast *addlf; /* fast: additionalProperties as an lfast, or NULL when absent */
+    int fast;         /* every member schema has an lfast (a leaf or a boolean) */
+} fplan;
+
 typedef struct kw {
     unsigned char op;      /* K_* */
     unsigned char applies; /* T_* bits of the instance types it looks at */
     const char *name;      /* keyword name, for keyword paths (static or owned) */
     size_t nlen;           /* strlen(name) */
+    const senum *se;       /* K_ENUM with only strings: the set, else NULL */
+    const char *tok;       /* "/" + name: its keyword path token (finish_node) */
+    size_t textn;          /* strlen(text) (a message takes text up to a NUL, as %s did);
+                              K_PATTERN: the length of the source a message quotes */
+    const char *text;      /* the constant part of its violation message, made once at
+                              compile time (finish_node): K_TYPE the types wanted,
+                              K_ENUM the allowed values, K_CONST the value, K_PROPS the
+                              declared names (when additionalProperties is false) */
     union {
         unsigned types; /* K_TYPE: T_* mask */
         numlim num;     /* K_MULOF, K_MAX, K_XMAX, K_MIN, K_XMIN */
@@ -1067,6 +1202,12 @@ struct node {
     unsigned char refonly; /* its only keyword is `$ref` */
     unsigned char flat;    /* only type, required, min/maxProperties, properties and
                               additionalProperties: the usual tool input schema */
+    unsigned char ltypes;  /* leaf: the instance types `type` accepts (T_ANY without it) */
+    unsigned char lmore;   /* leaf: instance types some keyword after `type` looks at */
+    unsigned char lfirst;  /* leaf: index of the first keyword after `type` */
+    unsigned char lsteps;  /* leaf: most steps it takes (1, plus 1 per `pattern`) */
+    const struct fplan *fp; /* flat: its plan for the quiet fast path, or NULL */
+    const lfast *lf;       /* leaf: its checks for v_flat's fast loop, or NULL */
     node *qnext;           /* compile worklist link */
     node *cnext;           /* next node in creation (document) order */
 };
@@ -1361,7 +1502,25 @@ struct simple_re {
     int anchored_end; /* the pattern ends with '$' */
     const unsigned char **pos; /* when every count is fixed: the table of each position */
     size_t len;       /* and their number (the length of every match) */
+    const struct sblock *blocks; /* a fixed length of 8 or more: its 8-byte blocks */
+    size_t nblocks;   /* their count */
 };
+
+/*
+ * Eight positions of a fixed-length pattern, checked with a few word
+ * operations: the literal bytes under a mask, the [0-9] bytes with the
+ * nibble test (high nibble 3, and still 3 once 6 is added), and the other
+ * positions through their tables. The last block may overlap the one
+ * before it. Masks are built byte by byte and loaded like the subject, so
+ * they hold on any byte order.
+ */
+typedef struct sblock {
+    uint64_t lit_mask;  /* 0xFF at each literal position */
+    uint64_t lit_val;   /* the literal bytes */
+    uint64_t dig_mask;  /* 0xFF at each [0-9] position */
+    uint32_t off;       /* position of the block's first byte */
+    uint32_t tab_bits;  /* bit j: position off + j goes through its table */
+} sblock;
 
 /* Longest fixed-length pattern matched position by position. */
 #define SIMPLE_MAX_FIXED 64
@@ -1454,6 +1613,10 @@ static int simple_parse(const char *s, size_t n, satom *a, int *anchored_end)
                 char lo = s[i];
                 if (lo == '\\') {
                     if (i + 1 >= n || !simple_escape(t->set, s[i + 1]))
+                        return -1;
+                    /* An escape followed by '-' (not closing the class) starts a
+                       range, as in [\\-m] (from '\\' to 'm'): left to PCRE2. */
+                    if (i + 2 < n && s[i + 2] == '-' && (i + 3 >= n || s[i + 3] != ']'))
                         return -1;
                     i += 2;
                     continue;
@@ -1562,9 +1725,37 @@ static size_t simple_merge(satom *a, size_t na, char *lits)
     return out;
 }
 
+/* A fixed-length pattern of 8 or more positions, block by block (sblock). */
+static SCHEMA_INLINE int blocks_match(const simple_re *r, const char *s, size_t n)
+{
+    if (r->anchored_end ? n != r->len : n < r->len)
+        return 0;
+    const uint64_t ones = 0x0101010101010101ull;
+    for (size_t b = 0; b < r->nblocks; b++) {
+        const sblock *k = &r->blocks[b];
+        uint64_t w = load64(s + k->off);
+        if ((w ^ k->lit_val) & k->lit_mask)
+            return 0;
+        /* A byte of the [0-9] positions is a digit when its high nibble is 3
+           and stays 3 once 6 is added. A carry out of a byte (one of 0xFA and
+           above) can only disturb the next position when the byte it comes
+           from fails its own check (literals and tables are ASCII), so the
+           answer is the same. */
+        if (((w ^ ones * 0x30u) & k->dig_mask & ones * 0xF0u) ||
+            (((w + ones * 0x06u) ^ ones * 0x30u) & k->dig_mask & ones * 0xF0u))
+            return 0;
+        for (uint32_t t = k->tab_bits, j = 0; t; t >>= 1, j++)
+            if ((t & 1u) && !r->pos[k->off + j][(unsigned char)s[k->off + j]])
+                return 0;
+    }
+    return 1;
+}
+
 /* Does the direct matcher's pattern match the n bytes at s? */
 static int simple_match(const simple_re *r, const char *s, size_t n)
 {
+    if (r->blocks)
+        return blocks_match(r, s, n);
     if (r->pos) {
         /* A fixed-length pattern ("^[A-Z]{3}$", "^CASE-[0-9]{4}-[0-9]{6}$"): one
            table lookup per character, no per-atom bookkeeping. */
@@ -2374,9 +2565,55 @@ static uint32_t hash_bytes(const char *s, size_t n)
     return h;
 }
 
+/* Splits a fixed-length pattern (8 or more positions) into the blocks simple_match checks. */
+static mcp_status simple_blocks(comp *c, simple_re *r, const satom *atoms, size_t na)
+{
+    size_t len = r->len, nb = (len + 7) / 8;
+    /* What each position is: 1 a literal (its byte in lit), 2 a digit, 0 a table. */
+    unsigned char kind[SIMPLE_MAX_FIXED], lit[SIMPLE_MAX_FIXED];
+    size_t at = 0;
+    for (size_t i = 0; i < na; i++) {
+        int one = atoms[i].lit ? -1 : set_single(atoms[i].set);
+        for (uint32_t k = 0; k < atoms[i].min; k++, at++) {
+            kind[at] = 0;
+            if (atoms[i].lit) {
+                kind[at] = 1;
+                lit[at] = (unsigned char)atoms[i].lit[k];
+            } else if (one >= 0) {
+                kind[at] = 1;
+                lit[at] = (unsigned char)one;
+            } else if (atoms[i].digits) {
+                kind[at] = 2;
+            }
+        }
+    }
+    sblock *bl = (sblock *)ar_zalloc(&c->s->ar, nb * sizeof(sblock));
+    if (!bl)
+        return nomem(c);
+    for (size_t b = 0; b < nb; b++) {
+        size_t off = b * 8 + 8 <= len ? b * 8 : len - 8;
+        unsigned char lm[8], lv[8], dm[8];
+        for (size_t j = 0; j < 8; j++) {
+            lm[j] = kind[off + j] == 1 ? 0xFF : 0;
+            lv[j] = kind[off + j] == 1 ? lit[off + j] : 0;
+            dm[j] = kind[off + j] == 2 ? 0xFF : 0;
+            if (kind[off + j] == 0)
+                bl[b].tab_bits |= 1u << j;
+        }
+        memcpy(&bl[b].lit_mask, lm, 8);
+        memcpy(&bl[b].lit_val, lv, 8);
+        memcpy(&bl[b].dig_mask, dm, 8);
+        bl[b].off = (uint32_t)off;
+    }
+    r->blocks = bl;
+    r->nblocks = nb;
+    return MCP_OK;
+}
+
 /* Completes a compiled regex: the JIT flag and, when it qualifies, the direct-matcher form. */
 static mcp_status re_prepare(comp *c, regex *re)
 {
+    mcp_status st;
     size_t jit_size = 0;
     re->jit = pcre2_pattern_info(re->code, PCRE2_INFO_JITSIZE, &jit_size) == 0 && jit_size > 0;
     satom tmp[SIMPLE_MAX_ATOMS];
@@ -2410,6 +2647,8 @@ static mcp_status re_prepare(comp *c, regex *re)
     r->anchored_end = anchored_end;
     r->pos = NULL;
     r->len = 0;
+    r->blocks = NULL;
+    r->nblocks = 0;
     /* Every count fixed and the total short: a table per position (a literal
        character gets a table of its own, shared by its repeats). */
     size_t len = 0;
@@ -2445,6 +2684,8 @@ static mcp_status re_prepare(comp *c, regex *re)
         }
         r->pos = pos;
         r->len = len;
+        if (len >= 8 && (st = simple_blocks(c, r, atoms, (size_t)na)) != MCP_OK)
+            return st;
     }
     re->fast = r;
     return MCP_OK;
@@ -2537,6 +2778,125 @@ static unsigned type_bit(const char *s, size_t n)
 }
 
 #define MAX_KW 48
+
+/* The set of an `enum` whose values are all strings; *out stays NULL otherwise. */
+static mcp_status make_senum(comp *c, const mcp_json *arr, const senum **out)
+{
+    size_t n = mcp_json_len(arr);
+    *out = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (mcp_json_typeof(mcp_json_at(arr, i)) != MCP_JSON_STRING)
+            return MCP_OK;
+    senum *e = (senum *)ar_zalloc(&c->s->ar, sizeof(*e));
+    if (!e || !(e->v = (sstr *)ar_alloc(&c->s->ar, (n ? n : 1) * sizeof(sstr))))
+        return nomem(c);
+    e->n = n;
+    for (size_t i = 0; i < n; i++)
+        e->v[i].s = mcp_json_str(mcp_json_at(arr, i), &e->v[i].n);
+    if (n > 8) {
+        uint32_t size = 16;
+        while (size < n * 2)
+            size *= 2;
+        e->tab = (uint32_t *)ar_zalloc(&c->s->ar, size * sizeof(uint32_t));
+        if (!e->tab)
+            return nomem(c);
+        e->mask = size - 1;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t h = hash_bytes(e->v[i].s, e->v[i].n) & e->mask;
+            while (e->tab[h])
+                h = (h + 1) & e->mask;
+            e->tab[h] = (uint32_t)i + 1;
+        }
+    }
+    *out = e;
+    return MCP_OK;
+}
+
+/* lfast of the boolean schemas. */
+static const lfast lf_true = {T_ANY, 0, 0, 0, NULL, 0, SIZE_MAX, NULL, 0, 0, NULL, 0};
+static const lfast lf_false = {0, 0, 0, 0, NULL, 0, SIZE_MAX, NULL, 0, 0, NULL, 0};
+
+/*
+ * The lfast of a leaf whose keywords all allow one (k: its nk keywords);
+ * n->lf stays NULL otherwise.
+ */
+static mcp_status make_lfast(comp *c, node *n, const kw *k, unsigned nk)
+{
+    lfast f;
+    memset(&f, 0, sizeof(f));
+    f.types = n->ltypes;
+    f.more = n->lmore;
+    f.steps = 1;
+    f.maxlen = SIZE_MAX;
+    f.intlim = 1;
+    f.lo = INT64_MIN;
+    f.hi = INT64_MAX;
+    int empty = 0;
+    for (unsigned i = n->lfirst; i < nk; i++) {
+        const kw *x = &k[i];
+        switch (x->op) {
+        case K_ENUM:
+            if (!x->se)
+                return MCP_OK;
+            f.en = x->se;
+            break;
+        case K_MULOF:
+        case K_MAX:
+        case K_XMAX:
+        case K_MIN:
+        case K_XMIN:
+            if (f.nnums && &f.nums[f.nnums] != x)
+                return MCP_OK; /* compile_node keeps them together; be sure */
+            if (!f.nnums)
+                f.nums = x;
+            f.nnums++;
+            if (x->op == K_MULOF || !x->u.num.is_int) {
+                f.intlim = 0;
+            } else {
+                int64_t m = x->u.num.i;
+                if (x->op == K_MIN || x->op == K_XMIN) {
+                    if (x->op == K_XMIN && m == INT64_MAX)
+                        empty = 1;
+                    else if (x->op == K_XMIN)
+                        m++;
+                    if (m > f.lo)
+                        f.lo = m;
+                } else {
+                    if (x->op == K_XMAX && m == INT64_MIN)
+                        empty = 1;
+                    else if (x->op == K_XMAX)
+                        m--;
+                    if (m < f.hi)
+                        f.hi = m;
+                }
+            }
+            break;
+        case K_MAXLEN:
+            f.maxlen = x->u.count;
+            break;
+        case K_MINLEN:
+            f.minlen = x->u.count;
+            break;
+        case K_PATTERN:
+            if (!x->u.re.fast)
+                return MCP_OK;
+            f.re = &x->u.re;
+            break;
+        default:
+            return MCP_OK;
+        }
+    }
+    if (empty) {
+        f.lo = INT64_MAX;
+        f.hi = INT64_MIN;
+    }
+    lfast *p = (lfast *)ar_alloc(&c->s->ar, sizeof(*p));
+    if (!p)
+        return nomem(c);
+    *p = f;
+    n->lf = p;
+    return MCP_OK;
+}
 
 /* Keywords that only check the value itself: no subschema, no annotation. */
 static int op_is_leaf(int op)
@@ -2651,6 +3011,8 @@ static mcp_status compile_node(comp *c, node *n)
                 return bad(c, n, "enum", MCP_ERR_SCHEMA, "must be an array");
             NEWKW(K_ENUM, "enum", T_ANY);
             k[nk].u.val = x;
+            if ((st = make_senum(c, x, &k[nk].se)) != MCP_OK)
+                return st;
             PUSH();
         }
         if ((x = mcp_json_get(v, "const")) != NULL) {
@@ -3015,12 +3377,227 @@ done:
     for (unsigned i = 0; i < nk; i++)
         if (!op_is_leaf(k[i].op))
             n->leaf = 0;
+    if (n->leaf) {
+        /* What v_leaf needs at hand: `type` (always first when present), then
+           whether anything else looks at the instance's type at all. */
+        unsigned ki = 0;
+        n->ltypes = T_ANY;
+        if (nk && k[0].op == K_TYPE) {
+            n->ltypes = (unsigned char)k[0].u.types;
+            ki = 1;
+        }
+        n->lfirst = (unsigned char)ki;
+        n->lsteps = 1;
+        for (; ki < nk; ki++) {
+            n->lmore |= k[ki].applies;
+            n->lsteps += k[ki].op == K_PATTERN;
+        }
+        if ((st = make_lfast(c, n, n->kws, nk)) != MCP_OK)
+            return st;
+    }
     n->refonly = nk == 1 && k[0].op == K_REF;
     n->flat = !n->leaf && !n->uneval;
     for (unsigned i = 0; i < nk; i++)
         if (!(k[i].op == K_TYPE || k[i].op == K_REQUIRED || k[i].op == K_MINPROPS ||
               k[i].op == K_MAXPROPS || (k[i].op == K_PROPS && k[i].u.pr->npats == 0)))
             n->flat = 0;
+    return MCP_OK;
+}
+
+static void put_value(sbuf *b, const mcp_json *v, size_t max);
+static void put_allowed(sbuf *b, const props *pr);
+
+/* The keyword path tokens of the keywords compile_node makes (static, so not kept per keyword). */
+static const char *const kw_tokens[] = {
+    "/$ref",          "/$dynamicRef",      "/type",          "/enum",
+    "/const",         "/multipleOf",       "/maximum",       "/exclusiveMaximum",
+    "/minimum",       "/exclusiveMinimum", "/maxLength",     "/minLength",
+    "/maxItems",      "/minItems",         "/maxProperties", "/minProperties",
+    "/pattern",       "/uniqueItems",      "/required",      "/format",
+    "/dependentRequired", "/dependencies", "/prefixItems",   "/items",
+    "/additionalItems", "/contains",       "/properties",    "/patternProperties",
+    "/additionalProperties", "/propertyNames", "/dependentSchemas", "/allOf",
+    "/anyOf",         "/oneOf",            "/not",           "/if",
+    "/unevaluatedItems", "/unevaluatedProperties"};
+
+/* Keeps the text of a fixed buffer (all w->len bytes) in the arena, as a keyword's message part. */
+static mcp_status keep_text(comp *c, const sbuf *w, kw *k)
+{
+    char *t = ar_strndup(&c->s->ar, w->p, w->len);
+    if (!t)
+        return nomem(c);
+    k->text = t;
+    k->textn = strlen(t);
+    return MCP_OK;
+}
+
+/*
+ * Finishes a compiled node once every node is compiled: the constant parts
+ * of its violation messages (exactly what the reporting path used to put
+ * together at each violation, into buffers of the same sizes, so the cuts
+ * are the same), what a leaf checks, and the plan of a flat node.
+ */
+static mcp_status finish_node(comp *c, node *n)
+{
+    if (n->state != N_DONE || n->is_bool)
+        return MCP_OK;
+    mcp_status st;
+    for (unsigned ki = 0; ki < n->nkw; ki++) {
+        kw *k = &n->kws[ki];
+        char buf[200];
+        sbuf w;
+        /* Keyword names are plain words: the token is '/' and the name. */
+        for (size_t i = 0; i < sizeof(kw_tokens) / sizeof(kw_tokens[0]) && !k->tok; i++)
+            if (strcmp(kw_tokens[i] + 1, k->name) == 0)
+                k->tok = kw_tokens[i];
+        if (!k->tok) {
+            char *tok = (char *)ar_alloc(&c->s->ar, k->nlen + 2);
+            if (!tok)
+                return nomem(c);
+            tok[0] = '/';
+            memcpy(tok + 1, k->name, k->nlen + 1);
+            k->tok = tok;
+        }
+        if (k->op == K_PATTERN) {
+            /* The message quotes at most 100 bytes of the source, and (as %.*s
+               did) nothing from a NUL on. */
+            size_t clip = utf8_clip(k->u.re.src.s, k->u.re.src.n, 100);
+            const char *z = (const char *)memchr(k->u.re.src.s, '\0', clip);
+            k->textn = z ? (size_t)(z - k->u.re.src.s) : clip;
+        }
+        if (k->op == K_PROPS) {
+            props *pr = k->u.pr;
+            for (size_t i = 0; i < pr->n; i++) {
+                sbuf t;
+                sb_dyn(&t);
+                sb_puts(&t, "/properties");
+                sb_ptr_token(&t, pr->ents[i].key.s, pr->ents[i].key.n);
+                if (t.nomem || !(pr->ents[i].kptok.s = ar_strndup(&c->s->ar, t.p, t.len))) {
+                    sb_release(&t);
+                    return nomem(c);
+                }
+                pr->ents[i].kptok.n = t.len;
+                sb_release(&t);
+            }
+        }
+        if (k->op == K_TYPE) {
+            static const char *const names[] = {"null",   "boolean", "integer", "number",
+                                                "string", "array",   "object"};
+            sb_fixed(&w, buf, 96);
+            int cnt = 0;
+            for (unsigned b = 0; b < 7; b++)
+                if (k->u.types & (1u << b)) {
+                    if (cnt++)
+                        sb_puts(&w, " or ");
+                    sb_puts(&w, names[b]);
+                }
+            if ((st = keep_text(c, &w, k)) != MCP_OK)
+                return st;
+        } else if (k->op == K_ENUM) {
+            sb_fixed(&w, buf, 200);
+            for (size_t i = 0; i < mcp_json_len(k->u.val); i++) {
+                if (w.len > 150) {
+                    sb_puts(&w, ", ...");
+                    break;
+                }
+                if (i)
+                    sb_puts(&w, ", ");
+                put_value(&w, mcp_json_at(k->u.val, i), 40);
+            }
+            if ((st = keep_text(c, &w, k)) != MCP_OK)
+                return st;
+        } else if (k->op == K_CONST) {
+            sb_fixed(&w, buf, 120);
+            put_value(&w, k->u.val, 80);
+            if ((st = keep_text(c, &w, k)) != MCP_OK)
+                return st;
+        } else if (k->op == K_PROPS && k->u.pr->add && k->u.pr->add->is_bool &&
+                   !k->u.pr->add->bool_val) {
+            sb_fixed(&w, buf, 200);
+            put_allowed(&w, k->u.pr);
+            if ((st = keep_text(c, &w, k)) != MCP_OK)
+                return st;
+        }
+    }
+    if (!n->flat)
+        return MCP_OK;
+    fplan *fp = (fplan *)ar_zalloc(&c->s->ar, sizeof(*fp));
+    if (!fp)
+        return nomem(c);
+    fp->maxp = SIZE_MAX;
+    const kw *req = NULL;
+    for (unsigned ki = 0; ki < n->nkw; ki++) {
+        const kw *k = &n->kws[ki];
+        if (k->op == K_MINPROPS)
+            fp->minp = k->u.count;
+        else if (k->op == K_MAXPROPS)
+            fp->maxp = k->u.count;
+        else if (k->op == K_REQUIRED)
+            req = k;
+        else if (k->op == K_PROPS)
+            fp->pr = k->u.pr;
+    }
+    const props *pr = fp->pr;
+    if (pr && pr->n > 64)
+        return MCP_OK; /* no plan: the general loop */
+    if (req) {
+        sstr *x = (sstr *)ar_alloc(&c->s->ar, req->u.req.n * sizeof(sstr));
+        if (!x)
+            return nomem(c);
+        for (size_t i = 0; i < req->u.req.n; i++) {
+            const sstr *r = &req->u.req.names[i];
+            /* The entry a lookup finds: with repeated keys, the last one. */
+            size_t hit = SIZE_MAX;
+            for (size_t j = 0; pr && j < pr->n; j++)
+                if (pr->ents[j].key.n == r->n && bytes_eq(pr->ents[j].key.s, r->s, r->n))
+                    hit = j;
+            if (hit != SIZE_MAX)
+                fp->reqmask |= (uint64_t)1 << hit;
+            else
+                x[fp->nxreq++] = *r;
+        }
+        fp->xreq = x;
+    }
+    /* A bound on the steps of a member (so v_flat can check the limits once
+       for all of them) exists when no member schema can do more than a leaf. */
+    unsigned most = 1;
+    int bounded = pr != NULL;
+    for (size_t i = 0; pr && i <= pr->n; i++) {
+        const node *m = i < pr->n ? pr->ents[i].n : pr->add;
+        if (!m || m->is_bool)
+            continue;
+        if (!m->leaf || m->state != N_DONE)
+            bounded = 0;
+        else if (m->lsteps > most)
+            most = m->lsteps;
+    }
+    fp->steps = bounded ? most : 0;
+    /* Every member schema a boolean or a leaf with an lfast: the fast loop. */
+    if (pr) {
+        fent *fe = (fent *)ar_alloc(&c->s->ar, (pr->n + 1) * sizeof(*fe));
+        if (!fe)
+            return nomem(c);
+        fp->fast = 1;
+        for (size_t i = 0; i <= pr->n; i++) {
+            const node *m = i < pr->n ? pr->ents[i].n : pr->add;
+            const lfast *f = NULL;
+            if (m && m->is_bool)
+                f = m->bool_val ? &lf_true : &lf_false;
+            else if (m && m->state == N_DONE && m->leaf)
+                f = m->lf;
+            if (m && !f)
+                fp->fast = 0;
+            if (i < pr->n) {
+                fe[i].key = pr->ents[i].key.s;
+                fe[i].n = pr->ents[i].key.n;
+                fe[i].lf = f;
+            } else {
+                fp->addlf = f;
+            }
+        }
+        fp->fe = fe;
+    }
+    n->fp = fp;
     return MCP_OK;
 }
 
@@ -3157,6 +3734,8 @@ mcp_status mcp_schema_new(mcp_schema **out, const mcp_json *schema, const mcp_sc
     }
     if (!st)
         st = link_dynamic(&c);
+    for (node *x = c.chead; x && !st; x = x->cnext)
+        st = finish_node(&c, x);
     if (!st && s->ncodes) {
         /* One match block up front, so a validation on one thread allocates
            nothing for patterns; concurrent calls make their own. */
@@ -3414,6 +3993,8 @@ typedef struct pseg {
     const struct pseg *up; /* parent segment, NULL at the root */
     const char *s;         /* key bytes, or NULL for an index */
     size_t n;              /* key length, or the index */
+    int raw;               /* s is already one or more escaped tokens, each with its '/'
+                              (schema names made at compile time) */
 } pseg;
 
 /* The instance being validated: a document value or a property name. */
@@ -3447,9 +4028,12 @@ typedef struct vctx {
     int stop;                  /* enough violations recorded: unwind */
     int first_only;            /* MCP_SCHEMA_FIRST_ERROR */
     int report;                /* collect violations (else the first goes to err only) */
-    struct result_box *box;    /* the report, created at the first violation */
-    size_t cap;                /* entries allocated at box->pub.errors */
-    sbuf scratch;              /* where a violation's strings are put together */
+    int truncated;             /* a violation was dropped: max_errors were kept */
+    struct vrec *recs;         /* the violations kept so far (run()'s storage, then heap) */
+    size_t nrec;               /* their number */
+    size_t reccap;             /* entries available at recs */
+    sbuf text;                 /* their strings, "ip\0kp\0message\0" each, growing
+                                  from run()'s storage */
     mcp_error *err;            /* receives the first violation / the failure */
     int have_first;            /* err already holds the first violation */
     pcre2_match_data *md;      /* match block for this call, or NULL until needed */
@@ -3472,9 +4056,10 @@ static void vctx_init(vctx *c, const mcp_schema *s)
     c->stop = 0;
     c->first_only = 0;
     c->report = 0;
-    c->box = NULL;
-    c->cap = 0;
-    sb_dyn(&c->scratch);
+    c->truncated = 0;
+    c->recs = NULL;
+    c->nrec = 0;
+    c->reccap = 0;
     c->err = NULL;
     c->have_first = 0;
     c->md = NULL;
@@ -3499,9 +4084,22 @@ static void path_put(sbuf *b, const pseg *p)
 {
     if (!p)
         return;
-    path_put(b, p->up);
-    if (p->s)
-        sb_ptr_token(b, p->s, p->n);
+    if (p->up)
+        path_put(b, p->up);
+    if (p->raw) {
+        sb_put(b, p->s, p->n);
+    } else if (p->s) {
+        /* The usual key: short, nothing to escape, room at hand. */
+        if (p->n <= 32 && !(b->nomem | b->full) && b->len + p->n + 1 < b->cap &&
+            !ptr_special(p->s, p->n)) {
+            b->p[b->len] = '/';
+            copy_small(b->p + b->len + 1, p->s, p->n);
+            b->len += p->n + 1;
+            b->p[b->len] = '\0';
+        } else {
+            sb_ptr_token(b, p->s, p->n);
+        }
+    }
     else
         sb_printf(b, "/%zu", p->n);
 }
@@ -3557,167 +4155,204 @@ static const char *ival_type_name(const ival *iv)
     return mcp_json_type_name(t);
 }
 
-/* Violations kept inside the result's own allocation before the list grows. */
-#define RESULT_INLINE 4
-/* Size of the blocks that hold the strings of a report. */
-#define TEXT_CHUNK ((size_t)1024)
+/*
+ * A violation kept during a validation: offsets of its three strings in
+ * vctx.text. The report is put together once, at the end of the call
+ * (make_report), so a report of any size costs one allocation.
+ */
+typedef struct vrec {
+    size_t ip;         /* offset of the instance path */
+    size_t kp;         /* offset of the keyword path */
+    size_t msg;        /* offset of the message */
+    const char *label; /* mcp_schema_error.keyword (static string) */
+} vrec;
 
-/* A block of report text; the strings of the violations are carved from these. */
-typedef struct tchunk {
-    struct tchunk *next; /* older block */
-    size_t cap;          /* bytes in mem */
-    size_t used;         /* bytes handed out */
-    char mem[];          /* the text */
-} tchunk;
+/* Violation records and text kept in run()'s frame before anything is allocated. */
+#define VREC_LOCAL 8
+#define VTEXT_LOCAL 1024
 
 /*
- * What mcp_schema_validate allocates for a report: the public result first,
- * then the storage behind it, so that a report of a few violations costs
- * two allocations (this and one text block) however many strings it holds.
- * mcp_schema_result_free knows this layout; nothing else makes results.
+ * Records a violation, in two halves around its message text:
+ *
+ *     emitter em;
+ *     if (emit_begin(c, &em, ip, kp, kwtok, kwlen, sub, subn)) {
+ *         ... append the message (after "<pointer>: ") to em.b ...
+ *         emit_end(c, &em, label);
+ *     }
+ *
+ * with the instance path `ip` (+ `sub`, a member name shown in the message
+ * only), the keyword path `kp` + `kwtok` (the failing keyword's token, '/'
+ * and its name, when not NULL) and `label`, the keyword reported in
+ * mcp_schema_error.keyword. emit_begin returns 0 when
+ * no text is wanted (validation is stopping, or err already holds the first
+ * violation). Without a result list the violation fills the caller's
+ * mcp_error in place (cut to fit) and nothing is allocated; with one, its
+ * strings are appended to the call's text (make_report copies them).
  */
-typedef struct result_box {
-    mcp_schema_result pub;               /* the caller's view; must stay first */
-    tchunk *text;                        /* text blocks, newest first */
-    mcp_schema_error inl[RESULT_INLINE]; /* the first violations */
-} result_box;
+typedef struct emitter {
+    sbuf *b;        /* where the message goes */
+    sbuf m;         /* without a result list: err->message */
+    size_t ip_off;  /* with one: offsets of the strings in c->text */
+    size_t kp_off;
+    size_t msg_off;
+} emitter;
 
-/* n bytes of report text, or NULL when memory ran out. */
-static char *box_text(result_box *bx, size_t n)
-{
-    tchunk *t = bx->text;
-    if (!t || t->cap - t->used < n) {
-        size_t cap = n > TEXT_CHUNK ? n : TEXT_CHUNK;
-        t = (tchunk *)mcp_malloc(sizeof(tchunk) + cap);
-        if (!t)
-            return NULL;
-        t->cap = cap;
-        t->used = 0;
-        t->next = bx->text;
-        bx->text = t;
-    }
-    char *p = t->mem + t->used;
-    t->used += n;
-    return p;
-}
-
-/*
- * Records a violation: instance path `ip` (+ `sub`, a member name shown in
- * the message only), keyword path `kp` + `kwname` (when not NULL), and
- * `label`, the keyword reported in mcp_schema_error.keyword. Without a
- * result list it fills the caller's mcp_error in place and allocates nothing.
- */
-static void emit(vctx *c, const pseg *ip, const pseg *kp, const char *kwname,
-                 const char *label, const char *sub, size_t subn, const char *fmt, ...)
-    MCP__PRINTF(8, 9);
-static void emit(vctx *c, const pseg *ip, const pseg *kp, const char *kwname,
-                 const char *label, const char *sub, size_t subn, const char *fmt, ...)
+static int emit_begin(vctx *c, emitter *em, const pseg *ip, const pseg *kp, const char *kwtok,
+                      size_t kwlen, const char *sub, size_t subn)
 {
     if (c->stop || c->status)
-        return;
-    va_list ap;
+        return 0;
     if (!c->report) {
         /* Report into err only, without allocating. */
         if (c->err && !c->have_first) {
-            sbuf p, m;
+            sbuf p;
             sb_fixed(&p, c->err->pointer, sizeof(c->err->pointer));
             path_put(&p, ip);
-            sb_fixed(&m, c->err->message, sizeof(c->err->message));
-            path_put(&m, ip);
+            sb_fixed(&em->m, c->err->message, sizeof(c->err->message));
+            path_put(&em->m, ip);
             if (sub)
-                sb_ptr_token(&m, sub, subn);
-            if (m.len == 0)
-                sb_puts(&m, "(root)");
-            sb_puts(&m, ": ");
-            va_start(ap, fmt);
-            sb_vprintf(&m, fmt, ap);
-            va_end(ap);
-            c->err->status = MCP_ERR_INVALID;
-            c->err->rpc_code = 0;
-            c->err->offset = 0;
-            c->err->id[0] = '\0';
+                sb_ptr_token(&em->m, sub, subn);
+            if (em->m.len == 0)
+                sb_puts(&em->m, "(root)");
+            sb_put(&em->m, ": ", 2);
+            em->b = &em->m;
+            return 1;
         }
+        c->have_first = 1;
+        c->stop = 1;
+        return 0;
+    }
+    if (c->nrec >= c->s->max_errors) {
+        c->truncated = 1;
+        c->stop = 1;
+        return 0;
+    }
+    if (c->nrec == c->reccap) {
+        /* The first VREC_LOCAL records live in run()'s frame; beyond, on the heap. */
+        size_t cap = c->reccap * 2;
+        vrec *r = (vrec *)mcp_malloc(cap * sizeof(*r));
+        if (!r) {
+            hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
+            return 0;
+        }
+        memcpy(r, c->recs, c->nrec * sizeof(*r));
+        if (c->reccap > VREC_LOCAL)
+            mcp_free(c->recs);
+        c->recs = r;
+        c->reccap = cap;
+    }
+    /* Instance path, keyword path and message, each NUL-terminated. The
+       message starts with the instance path again: a copy of its bytes. */
+    sbuf *b = &c->text;
+    em->ip_off = b->len;
+    path_put(b, ip);
+    size_t ipn = b->len - em->ip_off;
+    sb_putc(b, '\0');
+    em->kp_off = b->len;
+    path_put(b, kp);
+    if (kwtok)
+        sb_put(b, kwtok, kwlen);
+    sb_putc(b, '\0');
+    em->msg_off = b->len;
+    if (ipn && (b->len + ipn < b->cap || sb_room(b, ipn) >= ipn) && !b->nomem) {
+        memcpy(b->p + b->len, b->p + em->ip_off, ipn);
+        b->len += ipn;
+        b->p[b->len] = '\0';
+    }
+    if (sub)
+        sb_ptr_token(b, sub, subn);
+    if (b->len == em->msg_off)
+        sb_puts(b, "(root)");
+    sb_put(b, ": ", 2);
+    em->b = b;
+    return 1;
+}
+
+static void emit_end(vctx *c, emitter *em, const char *label)
+{
+    if (!c->report) {
+        c->err->status = MCP_ERR_INVALID;
+        c->err->rpc_code = 0;
+        c->err->offset = 0;
+        c->err->id[0] = '\0';
         c->have_first = 1;
         c->stop = 1;
         return;
     }
-    if (!c->box) {
-        c->box = (result_box *)mcp__calloc(1, sizeof(result_box));
-        if (!c->box) {
-            hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
-            return;
-        }
-        c->box->pub.errors = c->box->inl;
-        c->cap = RESULT_INLINE;
-    }
-    mcp_schema_result *r = &c->box->pub;
-    if (r->count >= c->s->max_errors) {
-        r->truncated = 1;
-        c->stop = 1;
-        return;
-    }
-    if (r->count == c->cap) {
-        size_t cap = c->cap * 2;
-        mcp_schema_error *e = (mcp_schema_error *)mcp_malloc(cap * sizeof(*e));
-        if (!e) {
-            hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
-            return;
-        }
-        memcpy(e, r->errors, r->count * sizeof(*e));
-        if (r->errors != c->box->inl)
-            mcp_free(r->errors);
-        r->errors = e;
-        c->cap = cap;
-    }
-    /* Instance path, keyword path and message, each NUL-terminated, put
-       together in the scratch buffer and then copied to the report's text. */
-    sbuf *b = &c->scratch;
-    b->len = 0;
-    if (!b->cap)
-        sb_room(b, 255);
-    path_put(b, ip);
-    size_t kp_off = b->len + 1;
+    sbuf *b = em->b;
     sb_putc(b, '\0');
-    path_put(b, kp);
-    if (kwname)
-        sb_ptr_token(b, kwname, strlen(kwname));
-    size_t msg_off = b->len + 1;
-    sb_putc(b, '\0');
-    size_t before = b->len;
-    path_put(b, ip);
-    if (sub)
-        sb_ptr_token(b, sub, subn);
-    if (b->len == before)
-        sb_puts(b, "(root)");
-    sb_puts(b, ": ");
-    va_start(ap, fmt);
-    sb_vprintf(b, fmt, ap);
-    va_end(ap);
-    char *text = b->nomem || !b->p ? NULL : box_text(c->box, b->len + 1);
-    if (!text) {
+    if (b->nomem) {
         hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
         return;
     }
-    memcpy(text, b->p, b->len + 1);
-    mcp_schema_error *e = &r->errors[r->count++];
-    e->instance_path = text;
-    e->keyword_path = text + kp_off;
-    e->message = text + msg_off;
-    e->keyword = label;
-    if (c->err && !c->have_first) {
+    vrec *r = &c->recs[c->nrec++];
+    r->ip = em->ip_off;
+    r->kp = em->kp_off;
+    r->msg = em->msg_off;
+    r->label = label;
+    c->have_first = 1;
+    if (c->first_only)
+        c->stop = 1;
+}
+
+/* A violation whose message is a printf-style format (%s, %.*s, %zu): the rare ones. */
+static void emit(vctx *c, const pseg *ip, const pseg *kp, const char *kwtok,
+                 const char *label, const char *sub, size_t subn, const char *fmt, ...)
+    MCP__PRINTF(8, 9);
+static void emit(vctx *c, const pseg *ip, const pseg *kp, const char *kwtok,
+                 const char *label, const char *sub, size_t subn, const char *fmt, ...)
+{
+    emitter em;
+    if (!emit_begin(c, &em, ip, kp, kwtok, kwtok ? strlen(kwtok) : 0, sub, subn))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(em.b, fmt, ap);
+    va_end(ap);
+    emit_end(c, &em, label);
+}
+
+/*
+ * The report of a validation that kept violations: one allocation holding
+ * the result, its violations and their strings (mcp_schema_result_free
+ * knows this layout; nothing else makes results). The first violation also
+ * goes to err, cut to fit. NULL with c->status set when memory ran out.
+ */
+static mcp_schema_result *make_report(vctx *c)
+{
+    size_t n = c->nrec, len = c->text.len;
+    size_t head = sizeof(mcp_schema_result) + n * sizeof(mcp_schema_error);
+    mcp_schema_result *r = NULL;
+    if (n < SIZE_MAX / 2 / sizeof(mcp_schema_error) && len < SIZE_MAX / 2)
+        r = (mcp_schema_result *)mcp_malloc(head + len);
+    if (!r) {
+        hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
+        return NULL;
+    }
+    mcp_schema_error *e = (mcp_schema_error *)(r + 1);
+    char *text = (char *)r + head;
+    memcpy(text, c->text.p, len);
+    for (size_t i = 0; i < n; i++) {
+        e[i].instance_path = text + c->recs[i].ip;
+        e[i].keyword_path = text + c->recs[i].kp;
+        e[i].message = text + c->recs[i].msg;
+        e[i].keyword = c->recs[i].label;
+    }
+    r->errors = e;
+    r->count = n;
+    r->truncated = c->truncated;
+    if (c->err) {
         sbuf p;
         sb_fixed(&p, c->err->pointer, sizeof(c->err->pointer));
-        sb_puts(&p, e->instance_path);
+        sb_puts(&p, e[0].instance_path);
         sb_fixed(&p, c->err->message, sizeof(c->err->message));
-        sb_puts(&p, e->message);
+        sb_puts(&p, e[0].message);
         c->err->status = MCP_ERR_INVALID;
         c->err->rpc_code = 0;
         c->err->offset = 0;
         c->err->id[0] = '\0';
     }
-    c->have_first = 1;
-    if (c->first_only)
-        c->stop = 1;
+    return r;
 }
 
 static int ev_init(vctx *c, evals *e, size_t n)
@@ -3974,10 +4609,36 @@ static inline const char *ival_bytes(const ival *iv, size_t *n)
     return (const char *)iv->v->p;
 }
 
+/* Is the byte string one of the set's values? */
+static SCHEMA_INLINE int senum_has(const senum *e, const char *s, size_t n)
+{
+    if (!e->tab) {
+        for (size_t i = 0; i < e->n; i++)
+            if (e->v[i].n == n && bytes_eq(e->v[i].s, s, n))
+                return 1;
+        return 0;
+    }
+    for (uint32_t h = hash_bytes(s, n) & e->mask; e->tab[h]; h = (h + 1) & e->mask) {
+        const sstr *x = &e->v[e->tab[h] - 1];
+        if (x->n == n && bytes_eq(x->s, s, n))
+            return 1;
+    }
+    return 0;
+}
+
 static inline int enum_hit(const kw *k, const ival *iv, unsigned tb)
 {
     const mcp_json *e = j_elems(k->u.val);
     size_t ne = k->u.val->len;
+    if (k->se) {
+        /* Only strings: a string instance is looked up, anything else is not one. */
+        size_t sn;
+        const char *sv;
+        if (tb != T_STR)
+            return 0;
+        sv = ival_bytes(iv, &sn);
+        return senum_has(k->se, sv, sn);
+    }
     if (tb == T_STR) {
         /* Strings (the usual enum) compare by bytes, without the generic equality. */
         size_t sn;
@@ -4035,29 +4696,33 @@ static inline int count_fails(const kw *k, size_t len)
  * work, in the same order, as v_node in quiet mode, including the step and
  * depth accounting, without v_node's frame, paths and annotations: most
  * subschemas of a tool schema are leaves, so this is the common case.
+ * With `checked` 0 the caller has made sure that the step and depth limits
+ * cannot be reached here (v_flat), and the step is only counted.
  */
-static SCHEMA_INLINE int v_leaf(vctx *c, const node *n, const ival *iv)
+static SCHEMA_INLINE int v_leaf_at(vctx *c, const node *n, const ival *iv, int checked)
 {
-    if (++c->steps > c->max_steps) {
-        hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
-                  (unsigned long long)c->max_steps);
-        return 0;
-    }
-    if (c->depth >= c->max_depth) {
-        hard_fail(c, MCP_ERR_LIMIT,
-                  "validation nested deeper than %u levels (recursive schema or deep instance)",
-                  c->max_depth);
-        return 0;
+    if (!checked) {
+        c->steps++;
+    } else {
+        if (++c->steps > c->max_steps) {
+            hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
+                      (unsigned long long)c->max_steps);
+            return 0;
+        }
+        if (c->depth >= c->max_depth) {
+            hard_fail(c, MCP_ERR_LIMIT,
+                      "validation nested deeper than %u levels (recursive schema or deep instance)",
+                      c->max_depth);
+            return 0;
+        }
     }
     unsigned tb = ival_type_bits(iv);
-    unsigned ki = 0;
-    /* `type` comes first when present: check it without the dispatch. */
-    if (n->nkw && n->kws[0].op == K_TYPE) {
-        if (!type_ok(n->kws[0].u.types, tb, iv))
-            return 0;
-        ki = 1;
-    }
-    for (; ki < n->nkw; ki++) {
+    /* `type` comes first when present (ltypes is T_ANY without it). */
+    if (!type_ok(n->ltypes, tb, iv))
+        return 0;
+    if (!(n->lmore & tb))
+        return 1;
+    for (unsigned ki = n->lfirst; ki < n->nkw; ki++) {
         const kw *k = &n->kws[ki];
         if (!(k->applies & tb))
             continue;
@@ -4127,9 +4792,16 @@ static SCHEMA_INLINE int v_leaf(vctx *c, const node *n, const ival *iv)
     return 1;
 }
 
+static SCHEMA_INLINE int v_leaf(vctx *c, const node *n, const ival *iv)
+{
+    return v_leaf_at(c, n, iv, 1);
+}
+
 static int v_refonly(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp,
                      evals *cur, int quiet, const dscope *ds);
 static int v_flat(vctx *c, const node *n, const ival *iv);
+static int v_flat_report(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp);
+static SCHEMA_INLINE int flat_report_fits(const vctx *c, const node *n, const ival *iv);
 
 /*
  * Validates a subschema, taking the leaf path when it can. A leaf that
@@ -4147,6 +4819,8 @@ static SCHEMA_INLINE int v_child(vctx *c, const node *n, const ival *iv, const p
         if (r || quiet || c->status)
             return r && !c->status;
         c->steps = steps;
+        if (n->flat && flat_report_fits(c, n, iv))
+            return v_flat_report(c, n, iv, ip, kp);
     } else if (n->is_bool && n->bool_val) {
         return 1;
     }
@@ -4194,99 +4868,86 @@ static int v_refonly(vctx *c, const node *n, const ival *iv, const pseg *ip, con
     }
     c->depth++;
     const kw *k = &n->kws[0];
-    pseg kseg = {kp, k->name, k->nlen};
+    pseg kseg = {kp, k->tok, k->nlen + 1, 1};
     int ok = v_inplace(c, k->u.ref.target, iv, ip, &kseg, cur, quiet, ds);
     c->depth--;
     return ok && !c->status;
 }
 
-static SCHEMA_INLINE const propent *prop_find(const props *pr, const char *k, size_t kn,
-                                              size_t *hint);
+/* Most members v_flat's two-pass loop handles (it keeps their entries on the
+   stack); larger objects take the general loop. */
+#define FLAT_MEMBERS 32
+
+/* The direct matcher on a `pattern` that has one (fuzz builds hold it to PCRE2's answer). */
+static SCHEMA_INLINE int re_fast(const regex *re, const char *s, size_t n)
+{
+    int m = re->fast->blocks ? blocks_match(re->fast, s, n) : simple_match(re->fast, s, n);
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(re->code, NULL);
+    if (md) {
+        int rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_UTF_CHECK, md, NULL);
+        if ((rc >= 0 || rc == PCRE2_ERROR_NOMATCH) && (rc >= 0) != m)
+            abort();
+        pcre2_match_data_free(md);
+    }
+#endif
+    return m;
+}
 
 /*
- * Quiet evaluation of a flat node (type, required, min/maxProperties,
- * properties, additionalProperties; the shape of most tool input schemas):
- * the same work, order and step accounting as v_node in quiet mode, in one
- * tight loop, with the property schemas that are leaves checked directly.
- * Only used where no annotations are collected and no dynamic scope is kept.
+ * One member of v_flat's fast loop: does the value pass the leaf (or
+ * boolean) schema `f`? Adds the steps it takes to *steps, as v_leaf counts
+ * them. Nothing else changes, so a caller may take the steps back.
  */
-static int v_flat(vctx *c, const node *n, const ival *iv)
+static SCHEMA_INLINE int lf_ok(const lfast *f, const mcp_json *v, uint64_t *steps)
 {
-    if (++c->steps > c->max_steps) {
-        hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
-                  (unsigned long long)c->max_steps);
+    static const unsigned char bits[] = {
+        [MCP_JSON_NONE] = T_OBJ,        [MCP_JSON_NULL] = T_NULL, [MCP_JSON_BOOL] = T_BOOL,
+        [MCP_JSON_INT] = T_INT | T_NUM, [MCP_JSON_REAL] = T_NUM,  [MCP_JSON_STRING] = T_STR,
+        [MCP_JSON_ARRAY] = T_ARR,       [MCP_JSON_OBJECT] = T_OBJ};
+    unsigned tb = bits[v->type];
+    *steps += f->steps;
+    if (!(f->types & tb) && !((f->types & T_INT) && tb == T_NUM && is_integral(v->u.d)))
         return 0;
-    }
-    if (c->depth >= c->max_depth) {
-        hard_fail(c, MCP_ERR_LIMIT,
-                  "validation nested deeper than %u levels (recursive schema or deep instance)",
-                  c->max_depth);
-        return 0;
-    }
-    unsigned tb = ival_type_bits(iv);
-    unsigned ki = 0;
-    /* `type` comes first when present; everything after it looks at objects only. */
-    if (n->nkw && n->kws[0].op == K_TYPE) {
-        if (!type_ok(n->kws[0].u.types, tb, iv))
-            return 0;
-        ki = 1;
-    }
-    if (tb != T_OBJ)
+    if (!(f->more & tb))
         return 1;
-    int ok = 1;
-    c->depth++;
-    for (; ki < n->nkw && ok; ki++) {
-        const kw *k = &n->kws[ki];
-        switch (k->op) {
-        case K_REQUIRED:
-            for (size_t i = 0; i < k->u.req.n && ok; i++)
-                ok = j_has(iv->v, k->u.req.names[i].s, k->u.req.names[i].n);
-            break;
-        case K_MINPROPS:
-        case K_MAXPROPS:
-            ok = !count_fails(k, iv->v->len);
-            break;
-        case K_PROPS: { /* without patternProperties */
-            const props *pr = k->u.pr;
-            const mcp__member *mem = j_members(iv->v);
-            size_t cnt = iv->v->len, hint = 0;
-            for (size_t i = 0; i < cnt && ok; i++) {
-                const propent *e = pr->n ? prop_find(pr, mem[i].key, mem[i].klen, &hint) : NULL;
-                const node *cn = e ? e->n : pr->add;
-                if (!cn)
-                    continue;
-                ival ci = {&mem[i].value, NULL, 0};
-                ok = cn->leaf ? v_leaf(c, cn, &ci) : v_child(c, cn, &ci, NULL, NULL, 1, NULL);
-            }
-            break;
+    if (f->en && (tb != T_STR || !senum_has(f->en, (const char *)v->p, v->len)))
+        return 0;
+    if (tb == T_STR) {
+        const char *sv = (const char *)v->p;
+        size_t sn = v->len;
+        /* Code points <= bytes: no count when the bytes already fit. */
+        if (sn > f->maxlen && utf8_count(sv, sn) > f->maxlen)
+            return 0;
+        if (f->minlen && utf8_count(sv, sn) < f->minlen)
+            return 0;
+        if (f->re) {
+            ++*steps;
+            return re_fast(f->re, sv, sn);
         }
-        default: /* K_TYPE is always first (compile_node's order), handled above */
-            break;
-        }
+        return 1;
     }
-    c->depth--;
-    return ok && !c->status;
+    if (tb & T_NUM) {
+        if ((tb & T_INT) && f->intlim)
+            return v->u.i >= f->lo && v->u.i <= f->hi;
+        for (unsigned i = 0; i < f->nnums; i++)
+            if (num_fails(&f->nums[i], v))
+                return 0;
+    }
+    return 1;
 }
 
 /*
  * Looks up a property schema by name. Instances usually list their members
  * in the schema's order, so the entry after the previous match (*hint) is
- * tried first; then small `properties` are scanned from there, wrapping
- * around, and large ones go through their hash table. With repeated keys
- * (`dups`) the first try is skipped and small ones are scanned backwards,
- * so the last one wins, as in a lookup.
+ * tried first (inline); then small `properties` are scanned from there,
+ * wrapping around, and large ones go through their hash table. With
+ * repeated keys (`dups`) the first try is skipped and small ones are
+ * scanned backwards, so the last one wins, as in a lookup.
  */
-static SCHEMA_INLINE const propent *prop_find(const props *pr, const char *k, size_t kn,
-                                              size_t *hint)
+static SCHEMA_INLINE const propent *prop_find_scan(const props *pr, const char *k, size_t kn,
+                                                   size_t *hint)
 {
-    /* Members in the schema's order: the entry after the last match. */
-    if (!pr->dups && *hint < pr->n) {
-        const propent *e = &pr->ents[*hint];
-        if (e->key.n == kn && bytes_eq(e->key.s, k, kn)) {
-            ++*hint;
-            return e;
-        }
-    }
     if (!pr->tab) {
         if (pr->dups) {
             for (size_t i = pr->n; i-- > 0;) {
@@ -4320,6 +4981,202 @@ static SCHEMA_INLINE const propent *prop_find(const props *pr, const char *k, si
     return NULL;
 }
 
+/* The same, out of line, for flat_fast (which tries the hint itself). */
+static const propent *prop_find_rest(const props *pr, const char *k, size_t kn, size_t *hint)
+{
+    return prop_find_scan(pr, k, kn, hint);
+}
+
+static SCHEMA_INLINE const propent *prop_find(const props *pr, const char *k, size_t kn,
+                                              size_t *hint)
+{
+    /* Members in the schema's order: the entry after the last match. */
+    if (!pr->dups && *hint < pr->n) {
+        const propent *e = &pr->ents[*hint];
+        if (e->key.n == kn && bytes_eq(e->key.s, k, kn)) {
+            ++*hint;
+            return e;
+        }
+    }
+    return prop_find_scan(pr, k, kn, hint);
+}
+
+/*
+ * v_flat's fast loop: every member schema is an lfast, and the limits
+ * cannot be met (the caller checked the bound). The members are looked up
+ * and checked in one pass; `required` is answered at the end from the
+ * entries seen, or, when a member fails first, by looking for the required
+ * names not seen yet among the members. If `required` fails, the general
+ * order would have stopped before any member, so their steps are not kept;
+ * else they are added to *stepsp. Returns 1 (valid) or 0; nothing else changes.
+ */
+static int flat_fast(const fplan *fp, const mcp_json *obj, uint64_t *stepsp)
+{
+    const mcp__member *mem = j_members(obj);
+    size_t cnt = obj->len;
+    if (cnt < fp->minp || cnt > fp->maxp)
+        return 0;
+    for (size_t i = 0; i < fp->nxreq; i++)
+        if (!j_has(obj, fp->xreq[i].s, fp->xreq[i].n))
+            return 0;
+    const props *pr = fp->pr;
+    const fent *fe = fp->fe;
+    const lfast *addlf = fp->addlf;
+    size_t np = pr->n;
+    /* The entry after the previous match is tried first (members usually
+       come in the schema's order); not with repeated keys (see prop_find). */
+    size_t hint = pr->dups ? np : 0;
+    uint64_t seen = 0, steps = 0;
+    size_t i = 0;
+    int ok = 1;
+    for (; i < cnt; i++) {
+        const mcp__member *m = &mem[i];
+        const lfast *f = addlf;
+        if (hint < np && fe[hint].n == m->klen && bytes_eq(fe[hint].key, m->key, m->klen)) {
+            seen |= (uint64_t)1 << hint;
+            f = fe[hint++].lf;
+        } else if (np) {
+            const propent *e = prop_find_rest(pr, m->key, m->klen, &hint);
+            if (e) {
+                size_t at = (size_t)(e - pr->ents);
+                seen |= (uint64_t)1 << at;
+                f = fe[at].lf;
+            }
+        }
+        if (f && !lf_ok(f, &m->value, &steps)) {
+            ok = 0;
+            break;
+        }
+    }
+    /* The required names no member looked at so far matched: present later? */
+    uint64_t missing = fp->reqmask & ~seen;
+    for (size_t b = 0; missing; b++, missing >>= 1)
+        if ((missing & 1u) && (ok || !j_has(obj, fe[b].key, fe[b].n)))
+            return 0;
+    *stepsp += steps;
+    return ok;
+}
+
+/*
+ * Quiet evaluation of a flat node (type, required, min/maxProperties,
+ * properties, additionalProperties; the shape of most tool input schemas):
+ * the same work, order and step accounting as v_node in quiet mode, in one
+ * tight loop, with the property schemas that are leaves checked directly.
+ * Only used where no annotations are collected and no dynamic scope is kept.
+ *
+ * With a plan (fplan), every member is looked up once: that answers
+ * `required` (a bit mask), and then the members' schemas run in member
+ * order. The checks before the members' schemas have no side effects, so
+ * doing them in another order changes nothing. When every member schema
+ * is a leaf or a boolean, the steps all of them can take are known before
+ * the loop; when they fit under max_steps (and one more level fits under
+ * max_eval_depth), no leaf can meet a limit, and the leaves only count
+ * their steps instead of checking them.
+ */
+static int v_flat(vctx *c, const node *n, const ival *iv)
+{
+    if (++c->steps > c->max_steps) {
+        hard_fail(c, MCP_ERR_LIMIT, "validation needed more than %llu steps",
+                  (unsigned long long)c->max_steps);
+        return 0;
+    }
+    if (c->depth >= c->max_depth) {
+        hard_fail(c, MCP_ERR_LIMIT,
+                  "validation nested deeper than %u levels (recursive schema or deep instance)",
+                  c->max_depth);
+        return 0;
+    }
+    unsigned tb = ival_type_bits(iv);
+    unsigned ki = 0;
+    /* `type` comes first when present; everything after it looks at objects only. */
+    if (n->nkw && n->kws[0].op == K_TYPE) {
+        if (!type_ok(n->kws[0].u.types, tb, iv))
+            return 0;
+        ki = 1;
+    }
+    if (tb != T_OBJ)
+        return 1;
+    const mcp_json *obj = iv->v;
+    const mcp__member *mem = j_members(obj);
+    size_t cnt = obj->len;
+    const fplan *fp = n->fp;
+    int ok = 1;
+    if (fp && fp->fast && fp->steps * cnt <= c->max_steps - c->steps &&
+        c->depth + 1 < c->max_depth)
+        return flat_fast(fp, obj, &c->steps);
+    if (fp && cnt <= FLAT_MEMBERS) {
+        if (cnt < fp->minp || cnt > fp->maxp)
+            return 0;
+        const props *pr = fp->pr;
+        unsigned char which[FLAT_MEMBERS]; /* entry index + 1 of each member, 0: none */
+        if (pr) {
+            uint64_t seen = 0;
+            size_t hint = 0;
+            for (size_t i = 0; i < cnt; i++) {
+                const propent *e = pr->n ? prop_find(pr, mem[i].key, mem[i].klen, &hint) : NULL;
+                size_t at = e ? (size_t)(e - pr->ents) : 0;
+                seen |= e ? (uint64_t)1 << at : 0;
+                which[i] = (unsigned char)(e ? at + 1 : 0);
+            }
+            if ((seen & fp->reqmask) != fp->reqmask)
+                return 0;
+        }
+        for (size_t i = 0; i < fp->nxreq; i++)
+            if (!j_has(obj, fp->xreq[i].s, fp->xreq[i].n))
+                return 0;
+        if (!pr)
+            return 1;
+        c->depth++;
+        int checked = !(fp->steps && fp->steps * cnt <= c->max_steps - c->steps &&
+                        c->depth < c->max_depth);
+        for (size_t i = 0; i < cnt && ok; i++) {
+            const node *cn = which[i] ? pr->ents[which[i] - 1].n : pr->add;
+            if (!cn)
+                continue;
+            ival ci = {&mem[i].value, NULL, 0};
+            if (cn->leaf)
+                ok = v_leaf_at(c, cn, &ci, checked);
+            else if (cn->is_bool)
+                ok = cn->bool_val;
+            else
+                ok = v_child(c, cn, &ci, NULL, NULL, 1, NULL);
+        }
+        c->depth--;
+        return ok && !c->status;
+    }
+    c->depth++;
+    for (; ki < n->nkw && ok; ki++) {
+        const kw *k = &n->kws[ki];
+        switch (k->op) {
+        case K_REQUIRED:
+            for (size_t i = 0; i < k->u.req.n && ok; i++)
+                ok = j_has(obj, k->u.req.names[i].s, k->u.req.names[i].n);
+            break;
+        case K_MINPROPS:
+        case K_MAXPROPS:
+            ok = !count_fails(k, cnt);
+            break;
+        case K_PROPS: { /* without patternProperties */
+            const props *pr = k->u.pr;
+            size_t hint = 0;
+            for (size_t i = 0; i < cnt && ok; i++) {
+                const propent *e = pr->n ? prop_find(pr, mem[i].key, mem[i].klen, &hint) : NULL;
+                const node *cn = e ? e->n : pr->add;
+                if (!cn)
+                    continue;
+                ival ci = {&mem[i].value, NULL, 0};
+                ok = cn->leaf ? v_leaf(c, cn, &ci) : v_child(c, cn, &ci, NULL, NULL, 1, NULL);
+            }
+            break;
+        }
+        default: /* K_TYPE is always first (compile_node's order), handled above */
+            break;
+        }
+    }
+    c->depth--;
+    return ok && !c->status;
+}
+
 /* Lists the declared property names into a message (bounded). */
 static void put_allowed(sbuf *b, const props *pr)
 {
@@ -4337,6 +5194,236 @@ static void put_allowed(sbuf *b, const props *pr)
             sb_puts(b, ", ");
         sb_put(b, pr->ents[i].key.s, pr->ents[i].key.n);
     }
+}
+
+/* A piece of a violation message (emit_parts). */
+typedef struct mpart {
+    const char *s; /* bytes */
+    size_t n;      /* their count */
+} mpart;
+
+#define MP_LIT(lit) {(lit), sizeof(lit) - 1}
+#define MP_STR(str) {(str), strlen(str)}
+
+/* Most bytes a path takes written out (every key byte escaped, indexes of 20 digits). */
+static size_t path_bound(const pseg *p)
+{
+    size_t n = 0;
+    for (; p; p = p->up)
+        n += p->raw ? p->n : p->s ? 1 + 2 * p->n : 21;
+    return n;
+}
+
+/* Copies n bytes to d (short ones inline); returns the end. */
+static SCHEMA_INLINE char *mem_put(char *d, const char *s, size_t n)
+{
+    if (n <= 32)
+        copy_small(d, s, n);
+    else
+        memcpy(d, s, n);
+    return d + n;
+}
+
+/* Writes a reference token ('/' and the escaped key) into room known to be enough. */
+static char *token_write(char *d, const char *s, size_t n)
+{
+    *d++ = '/';
+    if (!ptr_special(s, n))
+        return mem_put(d, s, n);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '~' || s[i] == '/') {
+            *d++ = '~';
+            *d++ = s[i] == '~' ? '0' : '1';
+        } else {
+            *d++ = s[i];
+        }
+    }
+    return d;
+}
+
+/* Writes a path (what path_put appends) into room known to be enough; returns the end. */
+static char *path_write(char *d, const pseg *p)
+{
+    if (!p)
+        return d;
+    if (p->up)
+        d = path_write(d, p->up);
+    if (p->raw)
+        return mem_put(d, p->s, p->n);
+    if (p->s)
+        return token_write(d, p->s, p->n);
+    char digits[24];
+    size_t i = sizeof(digits), v = p->n;
+    do {
+        digits[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    *d++ = '/';
+    copy_small(d, digits + i, sizeof(digits) - i);
+    return d + sizeof(digits) - i;
+}
+
+/*
+ * Records a violation whose message is the `np` pieces at `pt` (see
+ * emit_begin for the other arguments). With a result list, the bytes it
+ * takes are bounded first, room is made once, and the strings are written
+ * straight in; the text is what emit_begin/emit_end would append piece by
+ * piece. Without one, emit_begin/emit_end fill err, piece by piece (so a
+ * cut falls where it always did).
+ */
+static void emit_parts(vctx *c, const pseg *ip, const pseg *kp, const char *kwtok, size_t kwlen,
+                       const char *label, const char *sub, size_t subn, const mpart *pt,
+                       unsigned np)
+{
+    emitter em;
+    if (!c->report || c->stop || c->status || c->nrec >= c->s->max_errors ||
+        c->nrec == c->reccap) {
+        if (emit_begin(c, &em, ip, kp, kwtok, kwlen, sub, subn)) {
+            for (unsigned i = 0; i < np; i++)
+                sb_put(em.b, pt[i].s, pt[i].n);
+            emit_end(c, &em, label);
+        }
+        return;
+    }
+    size_t ipb = path_bound(ip), msgn = 0;
+    for (unsigned i = 0; i < np; i++)
+        msgn += pt[i].n;
+    /* Instance path twice, keyword path, the member name, "(root)", ": ",
+       the pieces and three NULs. */
+    size_t need = 2 * ipb + path_bound(kp) + kwlen + (sub ? 1 + 2 * subn : 0) + 6 + 2 + msgn + 3;
+    sbuf *b = &c->text;
+    if (b->len + need >= b->cap && sb_room(b, need) < need) {
+        hard_fail(c, MCP_ERR_NOMEM, "out of memory reporting violations");
+        return;
+    }
+    char *base = b->p, *d = base + b->len;
+    size_t ip_off = b->len;
+    d = path_write(d, ip);
+    size_t ipn = (size_t)(d - base) - ip_off;
+    *d++ = '\0';
+    size_t kp_off = (size_t)(d - base);
+    d = path_write(d, kp);
+    if (kwtok)
+        d = mem_put(d, kwtok, kwlen);
+    *d++ = '\0';
+    size_t msg_off = (size_t)(d - base);
+    d = mem_put(d, base + ip_off, ipn);
+    if (sub)
+        d = token_write(d, sub, subn);
+    if ((size_t)(d - base) == msg_off) {
+        memcpy(d, "(root)", 6);
+        d += 6;
+    }
+    *d++ = ':';
+    *d++ = ' ';
+    for (unsigned i = 0; i < np; i++)
+        d = mem_put(d, pt[i].s, pt[i].n);
+    *d++ = '\0';
+    b->len = (size_t)(d - base);
+    b->p[b->len] = '\0';
+    vrec *r = &c->recs[c->nrec++];
+    r->ip = ip_off;
+    r->kp = kp_off;
+    r->msg = msg_off;
+    r->label = label;
+    c->have_first = 1;
+    if (c->first_only)
+        c->stop = 1;
+}
+
+/* Formats v in decimal into buf (24 bytes); returns the piece. */
+static mpart mp_zu(char *buf, size_t v)
+{
+    size_t i = 24;
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    mpart m = {buf + i, 24 - i};
+    return m;
+}
+
+/* The violations v_node and v_flat_report share. */
+static void say_type(vctx *c, const pseg *ip, const pseg *kp, const kw *k, const ival *iv)
+{
+    const mpart pt[] = {MP_LIT("must be "), {k->text, k->textn}, MP_LIT(", but is "),
+                        MP_STR(ival_type_name(iv))};
+    emit_parts(c, ip, kp, "/type", 5, "type", NULL, 0, pt, 4);
+}
+
+static void say_enum(vctx *c, const pseg *ip, const pseg *kp, const kw *k)
+{
+    const mpart pt[] = {MP_LIT("must be one of: "), {k->text, k->textn}};
+    emit_parts(c, ip, kp, "/enum", 5, "enum", NULL, 0, pt, 2);
+}
+
+/* The numeric bounds and multipleOf; `what` is the relation that failed. */
+static void say_num(vctx *c, const pseg *ip, const pseg *kp, const kw *k, const char *what,
+                    const ival *iv)
+{
+    /* Number texts are ASCII without NULs: %.*s of them is a plain cut. */
+    size_t ln = k->u.num.v->len, vn = iv->v->len;
+    const mpart pt[] = {MP_LIT("must be "),
+                        MP_STR(what),
+                        MP_LIT(" "),
+                        {(const char *)k->u.num.v->p, ln > 40 ? 40 : ln},
+                        MP_LIT(", but is "),
+                        {(const char *)iv->v->p, vn > 40 ? 40 : vn}};
+    emit_parts(c, ip, kp, k->tok, k->nlen + 1, k->name, NULL, 0, pt, 6);
+}
+
+/* minLength/maxLength; `len` is the length in code points. */
+static void say_len(vctx *c, const pseg *ip, const pseg *kp, const kw *k, size_t len)
+{
+    char b1[24], b2[24];
+    const mpart pt[] = {MP_LIT("must be at "),
+                        MP_STR(k->op == K_MAXLEN ? "most" : "least"),
+                        MP_LIT(" "),
+                        mp_zu(b1, k->u.count),
+                        MP_LIT(" characters long, but has "),
+                        mp_zu(b2, len)};
+    emit_parts(c, ip, kp, k->tok, k->nlen + 1, k->name, NULL, 0, pt, 6);
+}
+
+static void say_pattern(vctx *c, const pseg *ip, const pseg *kp, const kw *k)
+{
+    const mpart pt[] = {MP_LIT("must match the pattern \""), {k->u.re.src.s, k->textn},
+                        MP_LIT("\"")};
+    emit_parts(c, ip, kp, "/pattern", 8, "pattern", NULL, 0, pt, 3);
+}
+
+/* min/maxItems, min/maxProperties. */
+static void say_count(vctx *c, const pseg *ip, const pseg *kp, const kw *k, size_t len)
+{
+    char b1[24], b2[24];
+    int over = k->op == K_MAXITEMS || k->op == K_MAXPROPS;
+    const mpart pt[] = {MP_LIT("must have at "),
+                        MP_STR(over ? "most" : "least"),
+                        MP_LIT(" "),
+                        mp_zu(b1, k->u.count),
+                        MP_LIT(" "),
+                        MP_STR((k->op == K_MAXITEMS || k->op == K_MINITEMS) ? "items" : "properties"),
+                        MP_LIT(", but has "),
+                        mp_zu(b2, len)};
+    emit_parts(c, ip, kp, k->tok, k->nlen + 1, k->name, NULL, 0, pt, 8);
+}
+
+static void say_required(vctx *c, const pseg *ip, const pseg *kp, const sstr *r)
+{
+    const mpart pt[] = {MP_LIT("required property missing")};
+    emit_parts(c, ip, kp, "/required", 9, "required", r->s, r->n, pt, 1);
+}
+
+/* A member that additionalProperties: false rejects (k is the K_PROPS keyword). */
+static void say_additional(vctx *c, const pseg *is, const pseg *kp, const kw *k, const char *key,
+                           size_t kn)
+{
+    /* As %.*s: at most 60 bytes (not cutting a character), none from a NUL on. */
+    size_t clip = utf8_clip(key, kn, 60);
+    const char *z = (const char *)memchr(key, '\0', clip);
+    const mpart pt[] = {MP_LIT("property \""), {key, z ? (size_t)(z - key) : clip},
+                        MP_LIT("\" is not allowed ("), {k->text, k->textn}, MP_LIT(")")};
+    emit_parts(c, is, kp, "/additionalProperties", 21, "additionalProperties", NULL, 0, pt, 5);
 }
 
 #define FAIL_HERE()                                                                      \
@@ -4360,8 +5447,11 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
     if (n->is_bool) {
         if (n->bool_val)
             return 1;
-        if (!quiet)
-            emit(c, ip, kp, NULL, "false", NULL, 0, "no value is allowed here (the schema is false)");
+        emitter em;
+        if (!quiet && emit_begin(c, &em, ip, kp, NULL, 0, NULL, 0)) {
+            SB_LIT(em.b, "no value is allowed here (the schema is false)");
+            emit_end(c, &em, "false");
+        }
         return 0;
     }
     if (++c->steps > c->max_steps) {
@@ -4403,7 +5493,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         if (!(k->applies & tb))
             continue;
         /* The keyword's own path segment, for subschemas and reports that use it. */
-#define KSEG pseg kseg = {kp, k->name, k->nlen}
+#define KSEG pseg kseg = {kp, k->tok, k->nlen + 1, 1}
         switch (k->op) {
         case K_REF: {
             KSEG;
@@ -4429,54 +5519,26 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         }
         case K_TYPE:
             if (!type_ok(k->u.types, tb, iv)) {
-                if (!quiet) {
-                    char want[96];
-                    sbuf w;
-                    sb_fixed(&w, want, sizeof(want));
-                    static const char *const names[] = {"null",   "boolean", "integer", "number",
-                                                        "string", "array",   "object"};
-                    int cnt = 0;
-                    for (unsigned b = 0; b < 7; b++)
-                        if (k->u.types & (1u << b)) {
-                            if (cnt++)
-                                sb_puts(&w, " or ");
-                            sb_puts(&w, names[b]);
-                        }
-                    emit(c, ip, kp, "type", "type", NULL, 0, "must be %s, but is %s", want,
-                         ival_type_name(iv));
-                }
+                if (!quiet)
+                    say_type(c, ip, kp, k, iv);
                 FAIL_HERE();
             }
             break;
         case K_ENUM: {
             if (!enum_hit(k, iv, tb)) {
-                if (!quiet) {
-                    char list[200];
-                    sbuf w;
-                    sb_fixed(&w, list, sizeof(list));
-                    for (size_t i = 0; i < mcp_json_len(k->u.val); i++) {
-                        if (w.len > 150) {
-                            sb_puts(&w, ", ...");
-                            break;
-                        }
-                        if (i)
-                            sb_puts(&w, ", ");
-                        put_value(&w, mcp_json_at(k->u.val, i), 40);
-                    }
-                    emit(c, ip, kp, "enum", "enum", NULL, 0, "must be one of: %s", list);
-                }
+                if (!quiet)
+                    say_enum(c, ip, kp, k);
                 FAIL_HERE();
             }
             break;
         }
         case K_CONST:
             if (!ival_equal(iv, k->u.val)) {
-                if (!quiet) {
-                    char val[120];
-                    sbuf w;
-                    sb_fixed(&w, val, sizeof(val));
-                    put_value(&w, k->u.val, 80);
-                    emit(c, ip, kp, "const", "const", NULL, 0, "must be exactly %s", val);
+                emitter em;
+                if (!quiet && emit_begin(c, &em, ip, kp, "/const", 6, NULL, 0)) {
+                    SB_LIT(em.b, "must be exactly ");
+                    sb_put(em.b, k->text, k->textn);
+                    emit_end(c, &em, "const");
                 }
                 FAIL_HERE();
             }
@@ -4488,13 +5550,8 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         case K_XMIN: {
             const char *what = num_fails(k, iv->v);
             if (what) {
-                if (!quiet) {
-                    size_t ln, vn;
-                    const char *lt = mcp_json_num_text(k->u.num.v, &ln);
-                    const char *vt = mcp_json_num_text(iv->v, &vn);
-                    emit(c, ip, kp, k->name, k->name, NULL, 0, "must be %s %.*s, but is %.*s", what,
-                         (int)(ln > 40 ? 40 : ln), lt, (int)(vn > 40 ? 40 : vn), vt);
-                }
+                if (!quiet)
+                    say_num(c, ip, kp, k, what, iv);
                 FAIL_HERE();
             }
             break;
@@ -4509,9 +5566,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 size_t len;
                 if (len_fails(k, sv, sn, &len)) {
                     if (!quiet)
-                        emit(c, ip, kp, k->name, k->name, NULL, 0,
-                             "must be at %s %zu characters long, but has %zu",
-                             k->op == K_MAXLEN ? "most" : "least", k->u.count, len);
+                        say_len(c, ip, kp, k, len);
                     FAIL_HERE();
                 }
             } else if (k->op == K_PATTERN) {
@@ -4523,8 +5578,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 }
                 if (!m) {
                     if (!quiet)
-                        emit(c, ip, kp, "pattern", "pattern", NULL, 0, "must match the pattern \"%.*s\"",
-                             (int)utf8_clip(k->u.re.src.s, k->u.re.src.n, 100), k->u.re.src.s);
+                        say_pattern(c, ip, kp, k);
                     FAIL_HERE();
                 }
             } else {
@@ -4538,7 +5592,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     if (!quiet) {
                         size_t fnl;
                         const char *fname = mcp_json_str(mcp_json_get(n->src, "format"), &fnl);
-                        emit(c, ip, kp, "format", "format", NULL, 0, "must be a valid %.*s", (int)fnl,
+                        emit(c, ip, kp, "/format", "format", NULL, 0, "must be a valid %.*s", (int)fnl,
                              fname);
                     }
                     FAIL_HERE();
@@ -4551,13 +5605,9 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         case K_MAXPROPS:
         case K_MINPROPS: {
             size_t len = iv->v->len;
-            int over = k->op == K_MAXITEMS || k->op == K_MAXPROPS;
             if (count_fails(k, len)) {
                 if (!quiet)
-                    emit(c, ip, kp, k->name, k->name, NULL, 0, "must have at %s %zu %s, but has %zu",
-                         over ? "most" : "least", k->u.count,
-                         (k->op == K_MAXITEMS || k->op == K_MINITEMS) ? "items" : "properties",
-                         len);
+                    say_count(c, ip, kp, k, len);
                 FAIL_HERE();
             }
             break;
@@ -4571,7 +5621,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             }
             if (r) {
                 if (!quiet)
-                    emit(c, ip, kp, "uniqueItems", "uniqueItems", NULL, 0,
+                    emit(c, ip, kp, "/uniqueItems", "uniqueItems", NULL, 0,
                          "items must be unique, but items %zu and %zu are equal", a, b);
                 FAIL_HERE();
             }
@@ -4581,7 +5631,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             KSEG;
             size_t len = mcp_json_len(iv->v);
             for (size_t i = 0; i < k->u.list.n && i < len; i++) {
-                pseg is = {ip, NULL, i}, ks = {&kseg, NULL, i};
+                pseg is = {ip, NULL, i, 0}, ks = {&kseg, NULL, i, 0};
                 ival ci = {mcp_json_at(iv->v, i), NULL, 0};
                 if (!v_child(c, k->u.list.v[i], &ci, &is, &ks, quiet, ds))
                     FAIL_HERE();
@@ -4594,11 +5644,11 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             size_t len = iv->v->len;
             const node *sub = k->u.items.sub;
             for (size_t i = k->u.items.start; i < len; i++) {
-                pseg is = {ip, NULL, i};
+                pseg is = {ip, NULL, i, 0};
                 ival ci = {&j_elems(iv->v)[i], NULL, 0};
                 if (sub->is_bool && !sub->bool_val) {
                     if (!quiet)
-                        emit(c, &is, kp, k->name, k->name, NULL, 0,
+                        emit(c, &is, kp, k->tok, k->name, NULL, 0,
                              "no item allowed at this index (at most %zu items)",
                              k->u.items.start);
                     FAIL_HERE();
@@ -4614,7 +5664,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             KSEG;
             size_t len = mcp_json_len(iv->v), hits = 0;
             for (size_t i = 0; i < len; i++) {
-                pseg is = {ip, NULL, i};
+                pseg is = {ip, NULL, i, 0};
                 ival ci = {mcp_json_at(iv->v, i), NULL, 0};
                 int m = v_child(c, k->u.contains.sub, &ci, &is, &kseg, 1, ds);
                 if (c->status) {
@@ -4633,19 +5683,19 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             if (hits < k->u.contains.min) {
                 if (!quiet) {
                     if (k->u.contains.has_min)
-                        emit(c, ip, kp, "minContains", "minContains", NULL, 0,
+                        emit(c, ip, kp, "/minContains", "minContains", NULL, 0,
                              "must contain at least %zu items matching the \"contains\" schema, "
                              "but has %zu",
                              k->u.contains.min, hits);
                     else
-                        emit(c, ip, kp, "contains", "contains", NULL, 0,
+                        emit(c, ip, kp, "/contains", "contains", NULL, 0,
                              "must contain an item matching the \"contains\" schema, but none "
                              "does");
                 }
                 FAIL_HERE();
             } else if (k->u.contains.has_max && hits > k->u.contains.max) {
                 if (!quiet)
-                    emit(c, ip, kp, "maxContains", "maxContains", NULL, 0,
+                    emit(c, ip, kp, "/maxContains", "maxContains", NULL, 0,
                          "must contain at most %zu items matching the \"contains\" schema, but "
                          "has %zu",
                          k->u.contains.max, hits);
@@ -4658,7 +5708,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 const sstr *r = &k->u.req.names[i];
                 if (!j_has(iv->v, r->s, r->n)) {
                     if (!quiet)
-                        emit(c, ip, kp, "required", "required", r->s, r->n, "required property missing");
+                        say_required(c, ip, kp, r);
                     FAIL_HERE();
                 }
             }
@@ -4672,7 +5722,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 for (size_t j = 0; j < d->n; j++) {
                     if (!j_has(iv->v, d->names[j].s, d->names[j].n)) {
                         if (!quiet) {
-                            pseg ks = {&kseg, d->key.s, d->key.n};
+                            pseg ks = {&kseg, d->key.s, d->key.n, 0};
                             emit(c, ip, &ks, NULL, k->name, d->names[j].s, d->names[j].n,
                                  "required property missing (required when \"%.*s\" is present)",
                                  (int)utf8_clip(d->key.s, d->key.n, 60), d->key.s);
@@ -4691,7 +5741,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 size_t kn = mem[i].klen;
                 const char *key = mem[i].key;
                 ival ci = {&mem[i].value, NULL, 0};
-                pseg is = {ip, key, kn};
+                pseg is = {ip, key, kn, 0};
                 int matched = 0;
                 if (pr->n) {
                     const propent *e = prop_find(pr, key, kn, &hint);
@@ -4707,11 +5757,11 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                             pass = v_leaf(c, cn, &ci);
                             if (!pass && !quiet && !c->status) {
                                 c->steps = steps;
-                                pseg k1 = {kp, "properties", 10}, k2 = {&k1, e->key.s, e->key.n};
+                                pseg k2 = {kp, e->kptok.s, e->kptok.n, 1};
                                 pass = v_node(c, cn, &ci, &is, &k2, NULL, quiet, ds);
                             }
                         } else {
-                            pseg k1 = {kp, "properties", 10}, k2 = {&k1, e->key.s, e->key.n};
+                            pseg k2 = {kp, e->kptok.s, e->kptok.n, 1};
                             pass = v_child(c, cn, &ci, &is, &k2, quiet, ds);
                         }
                         if (!pass)
@@ -4727,23 +5777,16 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     if (!m)
                         continue;
                     matched = 1;
-                    pseg k1 = {kp, "patternProperties", 17},
-                         k2 = {&k1, pr->pats[p].re.src.s, pr->pats[p].re.src.n};
+                    pseg k1 = {kp, "patternProperties", 17, 0},
+                         k2 = {&k1, pr->pats[p].re.src.s, pr->pats[p].re.src.n, 0};
                     if (!v_child(c, pr->pats[p].n, &ci, &is, &k2, quiet, ds))
                         FAIL_HERE();
                 }
                 if (!matched && pr->add) {
-                    pseg k1 = {kp, "additionalProperties", 20};
+                    pseg k1 = {kp, "/additionalProperties", 21, 1};
                     if (pr->add->is_bool && !pr->add->bool_val) {
-                        if (!quiet) {
-                            char allowed[200];
-                            sbuf w;
-                            sb_fixed(&w, allowed, sizeof(allowed));
-                            put_allowed(&w, pr);
-                            emit(c, &is, kp, "additionalProperties", "additionalProperties", NULL, 0,
-                                 "property \"%.*s\" is not allowed (%s)",
-                                 (int)utf8_clip(key, kn, 60), key, allowed);
-                        }
+                        if (!quiet)
+                            say_additional(c, &is, kp, k, key, kn);
                         FAIL_HERE();
                         continue;
                     }
@@ -4763,14 +5806,14 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 size_t kn;
                 const char *key = mcp_json_key_at(iv->v, i, &kn);
                 ival ci = {NULL, key, kn};
-                pseg is = {ip, key, kn};
+                pseg is = {ip, key, kn, 0};
                 if (!v_child(c, k->u.sub, &ci, &is, &kseg, 1, ds)) {
                     if (c->status) {
                         ok = 0;
                         goto out;
                     }
                     if (!quiet)
-                        emit(c, ip, kp, "propertyNames", "propertyNames", NULL, 0,
+                        emit(c, ip, kp, "/propertyNames", "propertyNames", NULL, 0,
                              "property name \"%.*s\" does not match the propertyNames schema",
                              (int)utf8_clip(key, kn, 60), key);
                     FAIL_HERE();
@@ -4784,7 +5827,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                 const depsch *d = &k->u.depsch.v[i];
                 if (!j_has(iv->v, d->key.s, d->key.n))
                     continue;
-                pseg ks = {&kseg, d->key.s, d->key.n};
+                pseg ks = {&kseg, d->key.s, d->key.n, 0};
                 if (!v_inplace(c, d->n, iv, ip, &ks, cur, quiet, ds))
                     FAIL_HERE();
             }
@@ -4793,7 +5836,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
         case K_ALLOF: {
             KSEG;
             for (size_t i = 0; i < k->u.list.n; i++) {
-                pseg ks = {&kseg, NULL, i};
+                pseg ks = {&kseg, NULL, i, 0};
                 if (!v_inplace(c, k->u.list.v[i], iv, ip, &ks, cur, quiet, ds))
                     FAIL_HERE();
             }
@@ -4804,7 +5847,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             KSEG;
             size_t hits = 0, first = 0, second = 0;
             for (size_t i = 0; i < k->u.list.n; i++) {
-                pseg ks = {&kseg, NULL, i};
+                pseg ks = {&kseg, NULL, i, 0};
                 int m = v_inplace(c, k->u.list.v[i], iv, ip, &ks, cur, 1, ds);
                 if (c->status) {
                     ok = 0;
@@ -4824,19 +5867,19 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             }
             if (hits == 0) {
                 if (!quiet) {
-                    emit(c, ip, kp, k->name, k->name, NULL, 0,
+                    emit(c, ip, kp, k->tok, k->name, NULL, 0,
                          "must match %s of the %zu %s schemas, but matches none",
                          k->op == K_ANYOF ? "at least one" : "exactly one", k->u.list.n, k->name);
                     /* Say why each alternative failed. */
                     for (size_t i = 0; i < k->u.list.n && c->report && !c->stop; i++) {
-                        pseg ks = {&kseg, NULL, i};
+                        pseg ks = {&kseg, NULL, i, 0};
                         v_child(c, k->u.list.v[i], iv, ip, &ks, 0, ds);
                     }
                 }
                 FAIL_HERE();
             } else if (k->op == K_ONEOF && hits > 1) {
                 if (!quiet)
-                    emit(c, ip, kp, "oneOf", "oneOf", NULL, 0,
+                    emit(c, ip, kp, "/oneOf", "oneOf", NULL, 0,
                          "must match exactly one of the %zu oneOf schemas, but matches %zu "
                          "(indexes %zu and %zu)",
                          k->u.list.n, hits, first, second);
@@ -4853,7 +5896,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             }
             if (m) {
                 if (!quiet)
-                    emit(c, ip, kp, "not", "not", NULL, 0, "must not match the \"not\" schema");
+                    emit(c, ip, kp, "/not", "not", NULL, 0, "must not match the \"not\" schema");
                 FAIL_HERE();
             }
             break;
@@ -4870,7 +5913,7 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             }
             const node *br = m ? k->u.cond.then_ : k->u.cond.else_;
             if (br) {
-                pseg ks = {kp, m ? "then" : "else", 4};
+                pseg ks = {kp, m ? "then" : "else", 4, 0};
                 if (!v_inplace(c, br, iv, ip, &ks, cur, quiet, ds))
                     FAIL_HERE();
             }
@@ -4883,11 +5926,11 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
             for (size_t i = 0; i < len; i++) {
                 if (ev_has(cur, i))
                     continue;
-                pseg is = {ip, NULL, i};
+                pseg is = {ip, NULL, i, 0};
                 ival ci = {mcp_json_at(iv->v, i), NULL, 0};
                 if (sub->is_bool && !sub->bool_val) {
                     if (!quiet)
-                        emit(c, &is, kp, k->name, k->name, NULL, 0,
+                        emit(c, &is, kp, k->tok, k->name, NULL, 0,
                              "item not allowed (not evaluated by any subschema and "
                              "unevaluatedItems is false)");
                     FAIL_HERE();
@@ -4909,14 +5952,17 @@ static int v_node(vctx *c, const node *n, const ival *iv, const pseg *ip, const 
                     continue;
                 size_t kn = mem[i].klen;
                 const char *key = mem[i].key;
-                pseg is = {ip, key, kn};
+                pseg is = {ip, key, kn, 0};
                 ival ci = {&mem[i].value, NULL, 0};
                 if (sub->is_bool && !sub->bool_val) {
-                    if (!quiet)
-                        emit(c, &is, kp, k->name, k->name, NULL, 0,
-                             "property \"%.*s\" is not allowed (not evaluated by any subschema "
-                             "and unevaluatedProperties is false)",
-                             (int)utf8_clip(key, kn, 60), key);
+                    emitter em;
+                    if (!quiet && emit_begin(c, &em, &is, kp, k->tok, k->nlen + 1, NULL, 0)) {
+                        SB_LIT(em.b, "property \"");
+                        sb_put_prec(em.b, key, utf8_clip(key, kn, 60));
+                        SB_LIT(em.b, "\" is not allowed (not evaluated by any subschema "
+                                     "and unevaluatedProperties is false)");
+                        emit_end(c, &em, k->name);
+                    }
                     FAIL_HERE();
                     continue;
                 }
@@ -4945,6 +5991,196 @@ out:
 #undef FAIL_HERE
 #undef CHECK_STOP
 
+/*
+ * The reporting evaluation of a leaf with an lfast, inside v_flat_report:
+ * what v_node does for it (not quiet, no annotations, no dynamic scope),
+ * keyword by keyword, for the keywords an lfast leaf can have. The limits
+ * were checked by the caller for the whole flat node.
+ */
+static int v_leaf_report(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp)
+{
+    int ok = 1;
+    c->steps++;
+    c->depth++;
+    unsigned tb = ival_type_bits(iv);
+    for (unsigned ki = 0; ki < n->nkw; ki++) {
+        const kw *k = &n->kws[ki];
+        if (!(k->applies & tb))
+            continue;
+        switch (k->op) {
+        case K_TYPE:
+            if (!type_ok(k->u.types, tb, iv)) {
+                say_type(c, ip, kp, k, iv);
+                ok = 0;
+            }
+            break;
+        case K_ENUM:
+            if (!enum_hit(k, iv, tb)) {
+                say_enum(c, ip, kp, k);
+                ok = 0;
+            }
+            break;
+        case K_MULOF:
+        case K_MAX:
+        case K_XMAX:
+        case K_MIN:
+        case K_XMIN: {
+            const char *what = num_fails(k, iv->v);
+            if (what) {
+                say_num(c, ip, kp, k, what, iv);
+                ok = 0;
+            }
+            break;
+        }
+        case K_MAXLEN:
+        case K_MINLEN: {
+            size_t sn, len;
+            const char *sv = ival_bytes(iv, &sn);
+            if (len_fails(k, sv, sn, &len)) {
+                say_len(c, ip, kp, k, len);
+                ok = 0;
+            }
+            break;
+        }
+        case K_PATTERN: {
+            size_t sn;
+            const char *sv = ival_bytes(iv, &sn);
+            c->steps++;
+            int m = re_match(c, &k->u.re, sv, sn);
+            if (m < 0) {
+                ok = 0;
+                goto out;
+            }
+            if (!m) {
+                say_pattern(c, ip, kp, k);
+                ok = 0;
+            }
+            break;
+        }
+        default: /* make_lfast admits no other keyword */
+            break;
+        }
+        if (c->stop || c->status) {
+            ok = 0;
+            goto out;
+        }
+    }
+out:
+    c->depth--;
+    return ok && !c->status;
+}
+
+/*
+ * The reporting evaluation of a flat node with a fast plan: exactly what
+ * v_node does for it (ev NULL, not quiet, no dynamic scope), keyword by
+ * keyword and member by member, with the member schemas (lfasts) tried
+ * first without a frame; one that fails is handed to v_node to say why,
+ * as v_node's own loop does after its quiet attempt. The caller has made
+ * sure, as for flat_fast, that no step or depth limit can be met here
+ * (flat_report_fits), so none is checked.
+ */
+static int v_flat_report(vctx *c, const node *n, const ival *iv, const pseg *ip, const pseg *kp)
+{
+    const fplan *fp = n->fp;
+    int ok = 1;
+    c->steps++;
+    c->depth++;
+    unsigned tb = ival_type_bits(iv);
+    for (unsigned ki = 0; ki < n->nkw; ki++) {
+        const kw *k = &n->kws[ki];
+        if (!(k->applies & tb))
+            continue;
+        switch (k->op) {
+        case K_TYPE:
+            if (!type_ok(k->u.types, tb, iv)) {
+                say_type(c, ip, kp, k, iv);
+                ok = 0;
+            }
+            break;
+        case K_MAXPROPS:
+        case K_MINPROPS:
+            if (count_fails(k, iv->v->len)) {
+                say_count(c, ip, kp, k, iv->v->len);
+                ok = 0;
+            }
+            break;
+        case K_REQUIRED:
+            for (size_t i = 0; i < k->u.req.n; i++) {
+                const sstr *r = &k->u.req.names[i];
+                if (!j_has(iv->v, r->s, r->n)) {
+                    say_required(c, ip, kp, r);
+                    ok = 0;
+                    if (c->stop || c->status)
+                        goto out;
+                }
+            }
+            break;
+        case K_PROPS: {
+            const props *pr = k->u.pr;
+            size_t cnt = iv->v->len, hint = 0;
+            const mcp__member *mem = j_members(iv->v);
+            for (size_t i = 0; i < cnt; i++) {
+                size_t kn = mem[i].klen;
+                const char *key = mem[i].key;
+                const propent *e = pr->n ? prop_find(pr, key, kn, &hint) : NULL;
+                const lfast *f;
+                const node *cn;
+                if (e) {
+                    f = fp->fe[e - pr->ents].lf;
+                    cn = e->n;
+                } else if (pr->add) {
+                    f = fp->addlf;
+                    cn = pr->add;
+                } else {
+                    continue;
+                }
+                uint64_t steps = 0;
+                if (lf_ok(f, &mem[i].value, &steps)) {
+                    c->steps += steps;
+                    continue;
+                }
+                ival ci = {&mem[i].value, NULL, 0};
+                pseg is = {ip, key, kn, 0};
+                if (!e && cn->is_bool) {
+                    say_additional(c, &is, kp, k, key, kn);
+                } else {
+                    pseg ks = e ? (pseg){kp, e->kptok.s, e->kptok.n, 1}
+                                : (pseg){kp, "/additionalProperties", 21, 1};
+                    if (cn->is_bool)
+                        v_node(c, cn, &ci, &is, &ks, NULL, 0, NULL);
+                    else
+                        v_leaf_report(c, cn, &ci, &is, &ks);
+                }
+                ok = 0;
+                if (c->stop || c->status)
+                    goto out;
+            }
+            break;
+        }
+        default: /* not in a flat node */
+            break;
+        }
+        if (c->stop || c->status) {
+            ok = 0;
+            goto out;
+        }
+    }
+out:
+    c->depth--;
+    return ok && !c->status;
+}
+
+/* Is v_flat_report's bound met: can the node meet no limit on this instance? */
+static SCHEMA_INLINE int flat_report_fits(const vctx *c, const node *n, const ival *iv)
+{
+    const fplan *fp = n->fp;
+    if (!fp || !fp->fast || c->dyn)
+        return 0;
+    uint64_t cnt = iv->v && iv->v->type == MCP_JSON_OBJECT ? iv->v->len : 0;
+    return c->steps < c->max_steps && fp->steps * cnt <= c->max_steps - c->steps - 1 &&
+           c->depth + 1 < c->max_depth;
+}
+
 /* Returns the call's match block to the schema's one-slot cache. */
 static void release_md(vctx *c)
 {
@@ -4957,36 +6193,97 @@ static void release_md(vctx *c)
 }
 
 /*
- * One validation. With `boxp`, violations are collected into a report,
+ * run()'s shortcut for a flat root whose member schemas all have an lfast
+ * (the usual tool input schema): what v_child -> v_flat would do in quiet
+ * mode at the start of a call (steps 0, depth 0), without a context.
+ * Returns 1 (valid), 0 (invalid; nothing was changed, nothing failed hard)
+ * or -1 when the limits are too tight for the fast loop's bound.
+ */
+static int root_fast(const mcp_schema *s, const node *n, const mcp_json *inst)
+{
+    static const unsigned char bits[] = {
+        [MCP_JSON_NONE] = T_OBJ,        [MCP_JSON_NULL] = T_NULL, [MCP_JSON_BOOL] = T_BOOL,
+        [MCP_JSON_INT] = T_INT | T_NUM, [MCP_JSON_REAL] = T_NUM,  [MCP_JSON_STRING] = T_STR,
+        [MCP_JSON_ARRAY] = T_ARR,       [MCP_JSON_OBJECT] = T_OBJ};
+    unsigned tb = bits[inst->type];
+    /* v_flat's first step (max_steps >= 1) and depth (max_eval_depth >= 1) always pass. */
+    if (n->nkw && n->kws[0].op == K_TYPE) {
+        unsigned types = n->kws[0].u.types;
+        if (!(types & tb) && !((types & T_INT) && tb == T_NUM && is_integral(inst->u.d)))
+            return 0;
+    }
+    if (tb != T_OBJ)
+        return 1;
+    const fplan *fp = n->fp;
+    if (!(fp->steps * (uint64_t)inst->len <= s->max_steps - 1 && 1 < s->max_eval_depth))
+        return -1;
+    uint64_t steps = 1;
+    return flat_fast(fp, inst, &steps);
+}
+
+/*
+ * One validation. With `outp`, violations are collected into a report,
  * returned there (NULL when there were none); the caller frees it.
  */
 static mcp_status run(const mcp_schema *s, const mcp_json *inst, int quiet, int first_only,
-                      result_box **boxp, mcp_error *err)
+                      mcp_schema_result **outp, mcp_error *err)
 {
+    const node *root = s->root;
+    int known_bad = 0;
+    if (root->fp && root->fp->fast && !s->uses_dynamic) {
+        int r = root_fast(s, root, inst);
+        if (r == 1)
+            return MCP_OK;
+        if (r == 0 && !outp && !err)
+            return MCP_ERR_INVALID;
+        /* Invalid, and a report or err wanted: the quiet pass that v_child
+           (and, for a check, run itself) would make first has no effect when
+           it fails, so the reporting pass starts at once. */
+        known_bad = r == 0;
+    }
     vctx c;
+    vrec recs[VREC_LOCAL];
+    char text[VTEXT_LOCAL];
     vctx_init(&c, s);
     c.first_only = first_only;
-    c.report = boxp != NULL;
     c.err = err;
+    if (outp) {
+        c.report = 1;
+        c.recs = recs;
+        c.reccap = VREC_LOCAL;
+        sb_stack(&c.text, text, sizeof(text));
+    }
     ival iv = {inst, NULL, 0};
-    int ok = v_child(&c, s->root, &iv, NULL, NULL, quiet, NULL);
+    int ok;
+    if (!known_bad)
+        ok = v_child(&c, root, &iv, NULL, NULL, quiet, NULL);
+    else if (flat_report_fits(&c, root, &iv))
+        ok = v_flat_report(&c, root, &iv, NULL, NULL);
+    else
+        ok = v_node(&c, root, &iv, NULL, NULL, NULL, 0, NULL);
     release_md(&c);
-    sb_release(&c.scratch);
-    if (boxp)
-        *boxp = c.box;
+    if (outp) {
+        if (!ok && !c.status && c.nrec)
+            *outp = make_report(&c);
+        sb_release(&c.text);
+        if (c.reccap > VREC_LOCAL)
+            mcp_free(c.recs);
+    }
     if (c.status)
         return c.status;
     if (ok)
         return MCP_OK;
     if (quiet && err) {
-        /* The fast pass said no; run again to describe the first violation. */
-        vctx_init(&c, s);
-        c.first_only = 1;
-        c.err = err;
-        ok = v_node(&c, s->root, &iv, NULL, NULL, NULL, 0, NULL);
-        release_md(&c);
-        if (c.status)
-            return c.status;
+        if (!known_bad) {
+            /* The fast pass said no; run again to describe the first violation. */
+            vctx_init(&c, s);
+            c.first_only = 1;
+            c.err = err;
+            ok = v_node(&c, s->root, &iv, NULL, NULL, NULL, 0, NULL);
+            release_md(&c);
+            if (c.status)
+                return c.status;
+        }
         if (!c.have_first)
             fail_at(err, MCP_ERR_INVALID, "", "the value does not match the schema");
     }
@@ -5002,17 +6299,8 @@ mcp_status mcp_schema_check(const mcp_schema *s, const mcp_json *instance, mcp_e
 
 void mcp_schema_result_free(mcp_schema_result *r)
 {
-    if (!r)
-        return;
-    result_box *bx = (result_box *)r;
-    for (tchunk *t = bx->text; t;) {
-        tchunk *next = t->next;
-        mcp_free(t);
-        t = next;
-    }
-    if (r->errors != bx->inl)
-        mcp_free(r->errors);
-    mcp_free(bx);
+    /* make_report's single block. */
+    mcp_free(r);
 }
 
 mcp_status mcp_schema_validate(const mcp_schema *s, const mcp_json *instance, unsigned flags,
@@ -5024,14 +6312,14 @@ mcp_status mcp_schema_validate(const mcp_schema *s, const mcp_json *instance, un
         return fail_at(err, MCP_ERR_INVALID_ARG, NULL, "schema and instance are required");
     if (!out)
         return run(s, instance, 0, 1, NULL, err);
-    /* The report is made at the first violation: a valid value allocates nothing. */
-    result_box *bx = NULL;
-    mcp_status st = run(s, instance, 0, (flags & MCP_SCHEMA_FIRST_ERROR) != 0, &bx, err);
-    if (st == MCP_ERR_INVALID && bx && bx->pub.count) {
-        *out = &bx->pub;
+    /* The report is made at the end, only for an invalid value. */
+    mcp_schema_result *r = NULL;
+    mcp_status st = run(s, instance, 0, (flags & MCP_SCHEMA_FIRST_ERROR) != 0, &r, err);
+    if (st == MCP_ERR_INVALID && r) {
+        *out = r;
         return st;
     }
-    mcp_schema_result_free(bx ? &bx->pub : NULL);
+    mcp_schema_result_free(r);
     if (st == MCP_ERR_INVALID)
         return fail_at(err, MCP_ERR_INTERNAL, NULL, "validation failed without a violation");
     return st;

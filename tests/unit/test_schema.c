@@ -351,6 +351,121 @@ static void test_limits(void)
     mcp_schema_free(s);
 }
 
+/*
+ * A flat tool schema whose property schemas are simple leaves: the fast
+ * paths (the one-pass quiet check, the flat reporter, the single-block
+ * report) must give exactly what the general evaluation gives.
+ */
+static const char *FLAT_SCHEMA =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"id\":{\"type\":\"string\",\"pattern\":\"^TX-[0-9]{8}$\"},"
+    "\"kind\":{\"enum\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\"]},"
+    "\"n\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10},"
+    "\"x\":{\"type\":\"number\",\"exclusiveMinimum\":0},"
+    "\"s\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":3},"
+    "\"f\":false,\"t\":true},"
+    "\"required\":[\"id\",\"zz\"],\"additionalProperties\":false}";
+
+static void test_flat_tool(void)
+{
+    mcp_schema *s = NULL;
+    mcp_error err;
+    T_OK(compile(&s, FLAT_SCHEMA, NULL, NULL));
+    /* zz is required but not declared: additionalProperties rejects it. */
+    T_STATUS(check(s, "{\"id\":\"TX-12345678\",\"zz\":0}", &err), MCP_ERR_INVALID);
+    T_EQ_STR(err.pointer, "/zz");
+    T_EQ_STR(err.message,
+             "/zz: property \"zz\" is not allowed (allowed: id, kind, n, x, s, f, t)");
+    /* A member fails before `required` is known to fail: required is reported. */
+    T_STATUS(check(s, "{\"id\":\"TX-1\"}", &err), MCP_ERR_INVALID);
+    T_EQ_STR(err.message, "/zz: required property missing");
+
+    mcp_json_doc *d = parse("{\"id\":\"TX-1234567a\",\"kind\":\"k\",\"n\":11,\"x\":0,"
+                            "\"s\":\"\\u00e9\",\"f\":1,\"t\":2,\"extra\":[]}");
+    mcp_schema_result *r = NULL;
+    T_STATUS(mcp_schema_validate(s, mcp_json_doc_root(d), 0, &r, &err), MCP_ERR_INVALID);
+    T_NOT_NULL(r);
+    static const char *const want[][4] = {
+        {"", "/required", "required", "/zz: required property missing"},
+        {"/id", "/properties/id/pattern", "pattern",
+         "/id: must match the pattern \"^TX-[0-9]{8}$\""},
+        {"/kind", "/properties/kind/enum", "enum",
+         "/kind: must be one of: \"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", \"i\", \"j\""},
+        {"/n", "/properties/n/maximum", "maximum", "/n: must be <= 10, but is 11"},
+        {"/x", "/properties/x/exclusiveMinimum", "exclusiveMinimum", "/x: must be > 0, but is 0"},
+        {"/s", "/properties/s/minLength", "minLength",
+         "/s: must be at least 2 characters long, but has 1"},
+        {"/f", "/properties/f", "false", "/f: no value is allowed here (the schema is false)"},
+        {"/extra", "/additionalProperties", "additionalProperties",
+         "/extra: property \"extra\" is not allowed (allowed: id, kind, n, x, s, f, t)"}};
+    T_EQ_SIZE(r->count, 8);
+    for (size_t i = 0; i < 8 && i < r->count; i++) {
+        T_EQ_STR(r->errors[i].instance_path, want[i][0]);
+        T_EQ_STR(r->errors[i].keyword_path, want[i][1]);
+        T_EQ_STR(r->errors[i].keyword, want[i][2]);
+        T_EQ_STR(r->errors[i].message, want[i][3]);
+    }
+    T_EQ_STR(err.message, want[0][3]);
+    mcp_schema_result_free(r);
+    /* The report grows past the storage a call starts with (records, text):
+       every allocation failure on the way is NOMEM without leaks. */
+    mcp_json_doc *big = parse("{\"id\":1,\"kind\":2,\"n\":\"3\",\"x\":\"4\",\"s\":5,\"f\":6,"
+                              "\"e1\":1,\"e2\":2,\"e3\":3,\"e4\":4,\"e5\":5,\"e6\":6,\"e7\":7}");
+    mcp_status st;
+    T_NOMEM_LOOP(st,
+                 {
+                     r = NULL;
+                     st = mcp_schema_validate(s, mcp_json_doc_root(big), 0, &r, NULL);
+                     if (st == MCP_ERR_INVALID)
+                         st = MCP_OK;
+                 },
+                 {
+                     T_TRUE(r && r->count == 14);
+                     T_EQ_STR(r->errors[13].instance_path, "/e7");
+                     mcp_schema_result_free(r);
+                 });
+    mcp_json_doc_free(big);
+    mcp_json_doc_free(d);
+    mcp_schema_free(s);
+
+    /* The limits are met exactly where the general evaluation meets them. */
+    mcp_schema_opts o;
+    memset(&o, 0, sizeof(o));
+    o.max_steps = 3; /* the root, a, a's pattern, then b: one too many */
+    T_OK(compile(&s, "{\"properties\":{\"a\":{\"pattern\":\"^[a-z]{8}$\"},"
+                     "\"b\":{\"pattern\":\"^[a-z]{8}$\"}}}",
+                 &o, NULL));
+    T_STATUS(check(s, "{\"a\":\"abcdefgh\",\"b\":\"abcdefgh\"}", &err), MCP_ERR_LIMIT);
+    mcp_schema_free(s);
+    o.max_steps = 4; /* a pattern's own step is counted, not checked */
+    T_OK(compile(&s, "{\"properties\":{\"a\":{\"pattern\":\"^[a-z]{8}$\"},"
+                     "\"b\":{\"pattern\":\"^[a-z]{8}$\"}}}",
+                 &o, NULL));
+    T_OK(check(s, "{\"a\":\"abcdefgh\",\"b\":\"abcdefgh\"}", NULL));
+    mcp_schema_free(s);
+    memset(&o, 0, sizeof(o));
+    o.max_eval_depth = 1;
+    T_OK(compile(&s, "{\"properties\":{\"a\":{\"type\":\"integer\"}}}", &o, NULL));
+    T_STATUS(check(s, "{\"a\":1}", &err), MCP_ERR_LIMIT);
+    T_OK(check(s, "{}", NULL));
+    mcp_schema_free(s);
+
+    /* Repeated keys: the last `properties` entry counts; any member satisfies `required`. */
+    T_OK(compile(&s, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
+                     "\"a\":{\"type\":\"string\"}},\"required\":[\"a\",\"b\"]}",
+                 NULL, NULL));
+    T_STATUS(check(s, "{\"b\":1,\"a\":\"x\",\"a\":2}", &err), MCP_ERR_INVALID);
+    T_EQ_STR(err.message, "/a: must be string, but is integer");
+    T_OK(check(s, "{\"b\":1,\"a\":\"x\"}", NULL));
+    mcp_schema_free(s);
+
+    /* An escaped character can start a range in a class: [\\-m] is '\\' to 'm'. */
+    T_OK(compile(&s, "{\"pattern\":\"^[\\\\\\\\-m]{3}$\"}", NULL, NULL));
+    T_OK(check(s, "\"abc\"", NULL));
+    T_STATUS(check(s, "\"xyz\"", NULL), MCP_ERR_INVALID);
+    mcp_schema_free(s);
+}
+
 static void test_args(void)
 {
     mcp_schema *s = NULL;
@@ -428,4 +543,4 @@ static void test_nomem(void)
 TEST_MAIN(TEST(test_valid_and_invalid), TEST(test_report), TEST(test_anyof_report),
           TEST(test_dialects), TEST(test_refs), TEST(test_numbers),
           TEST(test_strings_and_formats), TEST(test_unevaluated), TEST(test_limits),
-          TEST(test_args), TEST(test_nomem))
+          TEST(test_flat_tool), TEST(test_args), TEST(test_nomem))
