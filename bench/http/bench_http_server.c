@@ -8,7 +8,16 @@
  * It binds 127.0.0.1 on a free port, prints "port N" on stdout, and serves
  * until SIGTERM or SIGINT.
  *
- * usage: bench_http_server [--pool] [--threads N] [--workers N]
+ * With --auth ALG it is an OAuth resource server (docs/auth.md): the test
+ * authorization server's signer (tests/auth/test_as.c, no HTTP) makes a
+ * key for ALG (RS256, PS256, ES256 or EdDSA) and a token for this server
+ * with the echo tool's scope, printed as "token JWT" after the port; the
+ * verifier trusts that key (the JWKS given as text, so it is cached from
+ * the start). --no-token-cache makes it verify the signature on every
+ * call, as it does for a token it has not seen; by default a token
+ * verified once is remembered until it expires.
+ *
+ * usage: bench_http_server [--pool] [--threads N] [--workers N] [--auth ALG [--no-token-cache]]
  *   --pool       registers the tool plainly, so every call hops to the
  *                worker pool; without it the tool is MCP_TOOL_NONBLOCKING
  *                and runs on the HTTP thread that received the request
@@ -16,6 +25,8 @@
  *   --workers N  tool worker threads (default: the number of cores)
  */
 #include <mcp/mcp.h>
+
+#include "test_as.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -32,8 +43,9 @@ static mcp_status echo(mcp_call *call, const mcp_json *args, void *user_data)
 
 int main(int argc, char **argv)
 {
-    int pool = 0;
+    int pool = 0, token_cache = 1;
     unsigned threads = 0, workers = 0;
+    const char *auth_alg = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--pool") == 0) {
             pool = 1;
@@ -41,8 +53,13 @@ int main(int argc, char **argv)
             threads = (unsigned)strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc) {
             workers = (unsigned)strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc) {
+            auth_alg = argv[++i];
+        } else if (strcmp(argv[i], "--no-token-cache") == 0) {
+            token_cache = 0;
         } else {
-            fprintf(stderr, "usage: bench_http_server [--pool] [--threads N] [--workers N]\n");
+            fprintf(stderr, "usage: bench_http_server [--pool] [--threads N] [--workers N] "
+                            "[--auth RS256|PS256|ES256|EdDSA [--no-token-cache]]\n");
             return 2;
         }
     }
@@ -72,6 +89,7 @@ int main(int argc, char **argv)
                         "\"required\":[\"text\"]}";
     tool.flags = pool ? 0 : MCP_TOOL_NONBLOCKING;
     tool.handler = echo;
+    tool.scopes = auth_alg ? "bench.echo" : NULL;
     if (mcp_server_add_tool(srv, &tool, &err) != MCP_OK) {
         fprintf(stderr, "bench_http_server: %s\n", err.message);
         mcp_server_free(srv);
@@ -82,6 +100,29 @@ int main(int argc, char **argv)
     ho.host = "127.0.0.1";
     ho.port = 0; /* any free port; printed below */
     ho.threads = threads;
+    tas *as = NULL;
+    mcp_auth *auth = NULL;
+    char *jwks = NULL;
+    int alg = -1;
+    if (auth_alg) {
+        for (int a = 0; a < TAS_NALGS; a++)
+            if (!strcmp(tas_alg_name((tas_alg)a), auth_alg))
+                alg = a;
+        if (alg < 0 || tas_start(&as, 0) != 0) {
+            fprintf(stderr, "bench_http_server: --auth takes RS256, PS256, ES256 or EdDSA\n");
+            return 2;
+        }
+        jwks = tas_jwks(as);
+        mcp_auth_opts ao = {0};
+        ao.issuers = tas_issuer(as);
+        ao.jwks_json = jwks;
+        ao.token_cache = token_cache ? 0 : -1;
+        if (mcp_auth_new(&auth, &ao, &err) != MCP_OK) {
+            fprintf(stderr, "bench_http_server: %s\n", err.message);
+            return 1;
+        }
+        ho.auth = auth;
+    }
     mcp_http_server *hs;
     if (mcp_http_server_start(&hs, srv, &ho, &err) != MCP_OK) {
         fprintf(stderr, "bench_http_server: %s\n", err.message);
@@ -89,11 +130,24 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("port %u\n", mcp_http_server_port(hs));
+    if (as) {
+        char aud[64];
+        snprintf(aud, sizeof aud, "http://127.0.0.1:%u/mcp", mcp_http_server_port(hs));
+        char *claims = tas_claims(as, aud, "bench-client", "bench.echo", 3600, 0, NULL);
+        char *tok = tas_sign(as, (tas_alg)alg, claims, 0);
+        printf("token %s\n", tok);
+        free(claims);
+        free(tok);
+    }
     fflush(stdout);
 
     int sig;
     sigwait(&stop, &sig);
     mcp_http_server_stop(hs, 1000);
     mcp_server_free(srv);
+    mcp_auth_free(auth);
+    free(jwks);
+    if (as)
+        tas_stop(as);
     return 0;
 }

@@ -25,6 +25,11 @@ function mcp_bench(opts)
   for k, v in pairs(opts.headers) do
     wrk.headers[k] = v
   end
+  -- run.sh's authorized rows: the server printed a token for itself.
+  local token = os.getenv("MCP_TOKEN")
+  if token and token ~= "" then
+    wrk.headers["Authorization"] = "Bearer " .. token
+  end
   local meta = ""
   if opts.meta then
     meta = ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'

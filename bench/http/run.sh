@@ -6,6 +6,10 @@
 #                  MCP_TOOL_NONBLOCKING, so it runs on the HTTP thread
 #   libmcp-pool    bench_http_server --pool: `echo` registered plainly, so
 #                  every call hops to the worker pool and back
+#   auth-ALG       bench_http_server --auth ALG --no-token-cache: libmcp as an
+#                  OAuth resource server, each call's bearer JWT (ALG)
+#                  verified with the cached key (stateless mode only);
+#                  auth-cached: the verified-token cache on
 #   ts-sdk         bench/http/ts_server.mjs: the official TypeScript SDK
 #                  (McpServer + StreamableHTTPServerTransport on node:http),
 #                  same tool and schema, enableJsonResponse: true
@@ -149,7 +153,8 @@ bench_one() { # bench_one LABEL MODE WARMUP_S COMMAND...
   warm=$3
   shift 3
   start_server "$@"
-  export MCP_SESSION_ID=none MCP_PROTOCOL
+  MCP_TOKEN=$(awk '/^token / { print $2 }' "$tmp/port")
+  export MCP_SESSION_ID=none MCP_PROTOCOL MCP_TOKEN
   if [ "$mode" = stateful ] && [ "$label" != canned ]; then
     open_session "$label"
     MCP_SESSION_ID=$session
@@ -193,6 +198,14 @@ while [ "$round" -le "$rounds" ]; do
       bench_one ts-sdk "$mode" 3 node "$here/ts_server.mjs" "$mode"
     fi
   done
+  # Authorized (stateless, bearer JWT with the echo tool's scope): every
+  # signature checked with the cached key, per algorithm; and the verified-
+  # token cache on (a client reusing its token).
+  MCP_PROTOCOL=2026-07-28
+  for alg in RS256 ES256 EdDSA; do
+    bench_one "auth-$alg" stateless 1 "$bin/bench_http_server" --auth "$alg" --no-token-cache
+  done
+  bench_one auth-cached stateless 1 "$bin/bench_http_server" --auth ES256
   round=$((round + 1))
 done
 
@@ -279,6 +292,15 @@ awk -v hz="$hz" -v bad="$bad" '
         }
       }
       printf "  -> %s: %d of %d targets met\n", l, met[l], total[l]
+    }
+    printf "\nauthorization: server CPU per call over libmcp-inline stateless at the same connection count\n"
+    printf "  (auth-ALG = the JWT signature verified on every call with the cached key; auth-cached = the\n"
+    printf "  verified-token cache on, as for a client reusing its token; target < 20 us with a cached key)\n"
+    split("auth-RS256 auth-ES256 auth-EdDSA auth-cached", auths, " ")
+    for (ai = 1; ai <= 4; ai++) for (ki = 1; ki <= 2; ki++) {
+      k = ks[ki]; a = auths[ai] " stateless " k; b = "libmcp-inline stateless " k
+      if (CPU[a] > 0 && CPU[b] > 0)
+        printf "  %-12s %2d conn: %6.1f us/call more (%.0f calls/s)\n", auths[ai], k, CPU[a] - CPU[b], C[a]
     }
     printf "\nfor scale: the lower bound against the TS SDK (about the most any server on libmicrohttpd can show here)\n"
     for (mi = 1; mi <= 2; mi++) for (ki = 1; ki <= 2; ki++) {
