@@ -4,7 +4,7 @@
  * id. It parses nothing else, checks no header, validates nothing and keeps
  * no session; each answer is an application/json body of the same shape as
  * the MCP servers' answers. It runs libmicrohttpd the way libmcp's HTTP
- * transport does (epoll, one internal thread per core, keep-alive), so
+ * transport does (poll(), one internal thread per core, keep-alive), so
  * whatever libmcp adds over this is the cost of being an MCP server.
  *
  * It binds 127.0.0.1 on a free port, prints "port N" on stdout, and serves
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = 0;
-    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, on_request, NULL,
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD, 0, NULL, NULL, on_request, NULL,
                                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
                                             MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
                                             1024u, MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_NOTIFY_COMPLETED,

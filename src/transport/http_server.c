@@ -2153,7 +2153,15 @@ mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const m
 
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (hs->tls ? MHD_USE_TLS : 0);
+    /*
+     * poll(), not epoll: libmicrohttpd 0.9.75's edge-triggered epoll loop
+     * can miss the read edge of a keep-alive connection whose next request
+     * arrives while the previous answer is still being finished (seen under
+     * load: requests sat unread in the socket until the idle timeout).
+     * Level-triggered poll() cannot miss it, and each pool thread polls
+     * only its own connections.
+     */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (hs->tls ? MHD_USE_TLS : 0);
     struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
     if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {

@@ -206,6 +206,7 @@ static void load_test(int nconn, int calls)
                 if (cl[i].fd >= 0 && cl[i].done < calls)
                     printf("stalled: connection %d waits for id %ld (%ld done, %zu bytes buffered)\n", i,
                            cl[i].waiting_id, cl[i].done, cl[i].len);
+            fflush(stdout);
             break;
         }
         for (int i = 0; i < nconn; i++) {
