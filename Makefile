@@ -57,7 +57,7 @@ tsan:
 	@sh scripts/deps.sh $(TEST_PKGS)
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
-	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile|auth_http))'
+	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile|auth_http|oauth_flow))'
 
 valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)

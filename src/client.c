@@ -7,9 +7,18 @@
  *
  * Threads: any number of callers; the transport's reader (frames in); a
  * timer thread (time limits); a small pool for input callbacks and
- * input_required rounds. One mutex (c->mu) guards the pending table and
- * the tool cache; it is never held while calling the transport or a user
- * callback, so the transport may deliver frames while a caller sends.
+ * input_required rounds and authorizations. One mutex (c->mu) guards the
+ * pending table and the tool cache; it is never held while calling a user
+ * callback or sending, so the transport may deliver frames while a caller
+ * sends (the one transport call made under it, set_token, takes only the
+ * transport's own lock).
+ *
+ * Authorization (HTTP with an OAuth session): a request refused with 401
+ * or 403 insufficient_scope is parked (P_AUTH) and one authorization runs
+ * on the pool at a time (oauth.c); requests refused meanwhile wait for it.
+ * When it ends, the new token goes to the transport and every parked
+ * request is sent again with a new id, or fails with MCP_ERR_AUTH. Each
+ * request may be sent again this way only max_attempts times.
  *
  * Request ids are numbers from one counter and never reused, so a late
  * response can never reach another caller; ids that timed out or were
@@ -18,6 +27,7 @@
  */
 #include "client_internal.h"
 #include "internal.h"
+#include "oauth.h"
 #include "pool.h"
 #include "server_internal.h"
 
@@ -62,21 +72,25 @@ struct mcp_response {
     const mcp_json *data;       /* error.data or NULL */
 };
 
-enum { P_WAITING = 0, P_INPUT, P_DONE };
+enum { P_WAITING = 0, P_INPUT, P_AUTH, P_DONE };
 
 /* One request the caller is waiting for, possibly over several rounds. */
 typedef struct pending {
     struct pending *next;       /* bucket chain */
     uint64_t id;                /* current wire id */
     uint64_t handle;            /* the first wire id: the caller's handle, the progressToken */
-    int refs;                   /* table + running input round (under c->mu) */
-    int state;                  /* P_WAITING, P_INPUT (input callbacks running), P_DONE */
+    int refs;                   /* table + running input round or authorization wait (under c->mu) */
+    int state;                  /* P_WAITING, P_INPUT (input callbacks running), P_AUTH
+                                   (waiting for an authorization), P_DONE */
     int modern;                 /* sent in the 2026-07-28 way */
     int internal;               /* a handshake probe: quiet about its failures */
     uint64_t deadline_ns;       /* when it times out (P_WAITING only) */
     unsigned timeout_ms;        /* its time limit */
     unsigned rounds;            /* input_required rounds so far */
     int version_retried;        /* resent once after -32022 */
+    unsigned auth_rounds;       /* times sent again after 401/403 */
+    uint64_t auth_gen;          /* the token generation it was last sent with */
+    struct pending *auth_next;  /* the list of requests waiting for an authorization */
     char *method;               /* owned */
     mcp_json_doc *params;       /* the caller's params (owned), NULL for none */
     char *name_header;          /* Mcp-Name value, owned, or NULL */
@@ -138,6 +152,14 @@ struct mcp_client {
     unsigned tomb_next;
     uint64_t timer_target;      /* the deadline the timer thread sleeps towards (0 = none) */
     tool_info *tools;           /* from the last mcp_client_list_tools */
+    mcp__oauth *oauth;          /* OAuth session (HTTP), or NULL */
+    mcp__set_token_fn set_token; /* installs its tokens in the transport */
+    int auth_busy;              /* an authorization job is queued or running */
+    uint64_t auth_gen;          /* bumped each time a new token is installed */
+    pending *auth_wait;         /* requests waiting for the authorization (FIFO) */
+    pending **auth_tail;        /* its end */
+    unsigned sending;           /* pool threads inside the transport's send */
+    pthread_cond_t send_cv;     /* close waits for sending to reach 0 */
 
     /* After the handshake; read-only from then on. */
     atomic_int modern;          /* atomics: written once by the handshake, read by */
@@ -505,6 +527,30 @@ static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint
     return st;
 }
 
+/*
+ * send_request() from a pool thread. mcp_client_close() may be running at
+ * the same time, so the transport is used only while close waits for it:
+ * MCP_ERR_CLOSED (nothing sent) once the client is closing; the request,
+ * still in the table, is then failed by the close.
+ */
+static mcp_status send_from_pool(mcp_client *c, const pending *p, mcp_buf *b, uint64_t id)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->mu);
+        mcp_buf_cleanup(b);
+        return MCP_ERR_CLOSED;
+    }
+    c->sending++;
+    pthread_mutex_unlock(&c->mu);
+    mcp_status st = send_request(c, p, b, id);
+    pthread_mutex_lock(&c->mu);
+    if (--c->sending == 0 && c->stopping)
+        pthread_cond_broadcast(&c->send_cv);
+    pthread_mutex_unlock(&c->mu);
+    return st;
+}
+
 static mcp_status send_simple(mcp_client *c, mcp_rpc_kind kind, const char *method, mcp_buf *b)
 {
     mcp__out o;
@@ -600,6 +646,7 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
         return mcp__fail(err, st, 0, 0, "%s", msg);
     }
     p->id = p->handle = ++c->next_id;
+    p->auth_gen = c->auth_gen;
     mcp_buf b;
     mcp_buf_init(&b, 0);
     mcp_status st = write_request(c, &b, p);
@@ -899,13 +946,14 @@ mcp_status mcp_client_cancel(mcp_client *c, uint64_t handle, const char *reason)
         return MCP_ERR_INVALID_ARG;
     pthread_mutex_lock(&c->mu);
     pending *p = find_handle_locked(c, handle);
+    /* A request parked for an authorization is not on the wire: nothing to tell. */
+    int waiting = p && p->state != P_AUTH;
     int mine = p && claim_locked(c, p);
     uint64_t id = 0;
-    int modern = 0, waiting = 0;
+    int modern = 0;
     if (mine) {
         id = p->id;
         modern = p->modern;
-        waiting = 1;
         tomb_add_locked(c, id);
     }
     pthread_mutex_unlock(&c->mu);
@@ -1056,6 +1104,7 @@ static void input_round(mcp__job *job)
         /* The retry is a new request with a new id (the spec says so). */
         unlink_locked(c, p);
         p->id = ++c->next_id;
+        p->auth_gen = c->auth_gen;
         p->state = P_WAITING;
         mcp_buf_reset(&b);
         st = write_request(c, &b, p);
@@ -1085,7 +1134,7 @@ static void input_round(mcp__job *job)
         unref(c, p);
         return;
     }
-    st = send_request(c, p, &b, retry_id);
+    st = send_from_pool(c, p, &b, retry_id);
     if (st != MCP_OK && st != MCP_ERR_CLOSED) {
         pthread_mutex_lock(&c->mu);
         int mine = claim_locked(c, p);
@@ -1094,6 +1143,210 @@ static void input_round(mcp__job *job)
             finish(c, p, st, NULL, "cannot send the retry of %s: %s", p->method, mcp_status_str(st));
     }
     unref(c, p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Authorization (HTTP with an OAuth session)                                */
+
+/* One authorization on the pool, for the requests in c->auth_wait. */
+typedef struct auth_job {
+    mcp__job job;    /* first: the pool hands this back */
+    mcp_client *c;
+    int status;      /* the refusal that started it: 401 or 403 */
+    char *challenge; /* its WWW-Authenticate value(s), or NULL */
+    uint64_t gen;    /* the token generation the refused request carried */
+} auth_job;
+
+/* Sends a parked request again with a new id (pool thread); drops the parking reference. */
+static void auth_resend(mcp_client *c, pending *p)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    pthread_mutex_lock(&c->mu);
+    if (p->state != P_AUTH) {
+        unref_locked(p); /* completed meanwhile (cancelled, closed) */
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    unlink_locked(c, p);
+    p->id = ++c->next_id;
+    p->auth_gen = c->auth_gen;
+    mcp_status st = write_request(c, &b, p);
+    if (st != MCP_OK) {
+        p->state = P_DONE; /* unlinked: claimed */
+        pthread_mutex_unlock(&c->mu);
+        mcp_buf_cleanup(&b);
+        finish(c, p, st, NULL, "cannot write %s again: %s", p->method, mcp_status_str(st));
+        unref(c, p);
+        return;
+    }
+    p->state = P_WAITING;
+    set_deadline(p, p->timeout_ms);
+    insert_locked(c, p);
+    timer_note_locked(c, p);
+    uint64_t id = p->id;
+    pthread_mutex_unlock(&c->mu);
+    st = send_from_pool(c, p, &b, id);
+    if (st != MCP_OK && st != MCP_ERR_CLOSED) {
+        pthread_mutex_lock(&c->mu);
+        int mine = claim_locked(c, p);
+        pthread_mutex_unlock(&c->mu);
+        if (mine)
+            finish(c, p, st, NULL, "cannot send %s again: %s", p->method, mcp_status_str(st));
+    }
+    unref(c, p);
+}
+
+/* Fails a parked request (unless it completed meanwhile); drops the parking reference. */
+static void auth_fail(mcp_client *c, pending *p, mcp_status st, const char *msg)
+{
+    pthread_mutex_lock(&c->mu);
+    int mine = p->state == P_AUTH && claim_locked(c, p);
+    pthread_mutex_unlock(&c->mu);
+    if (mine)
+        finish(c, p, st, NULL, "%s", msg);
+    unref(c, p);
+}
+
+/* Takes the parked requests and ends the authorization (c->mu held). */
+static pending *auth_take_locked(mcp_client *c)
+{
+    pending *list = c->auth_wait;
+    c->auth_wait = NULL;
+    c->auth_tail = &c->auth_wait;
+    c->auth_busy = 0;
+    return list;
+}
+
+/* Runs on a pool worker: one authorization, then every parked request goes again or fails. */
+static void auth_job_run(mcp__job *job)
+{
+    auth_job *aj = (auth_job *)job;
+    mcp_client *c = aj->c;
+    pthread_mutex_lock(&c->mu);
+    int renewed = aj->gen != c->auth_gen;
+    int stopping = c->stopping;
+    pthread_mutex_unlock(&c->mu);
+    mcp_error e;
+    mcp_error_clear(&e);
+    mcp_status st = MCP_OK;
+    char *token = NULL;
+    if (stopping)
+        st = mcp__fail(&e, MCP_ERR_CLOSED, 0, 0, "the client was closed");
+    else if (!renewed)
+        /* A request that carried the current token was refused: authorize.
+         * One that carried an older token just goes again with the new one. */
+        st = mcp__oauth_run(c->oauth, c, aj->status, aj->challenge, &token, &e);
+    pthread_mutex_lock(&c->mu);
+    if (st == MCP_OK && token) {
+        /* Under c->mu: close (which sets stopping under it) cannot free the
+         * transport in between. set_token takes only the transport's lock. */
+        if (!c->stopping && c->t && c->set_token)
+            c->set_token(c->t, token);
+        c->auth_gen++;
+    }
+    pending *list = auth_take_locked(c);
+    pthread_mutex_unlock(&c->mu);
+    mcp__oauth_wipe_free(token);
+    char msg[MCP_ERROR_MESSAGE_MAX];
+    mcp_status fst = MCP_ERR_AUTH;
+    if (st == MCP_ERR_CANCELLED || st == MCP_ERR_CLOSED)
+        fst = MCP_ERR_CLOSED;
+    else if (st == MCP_ERR_NOMEM)
+        fst = MCP_ERR_NOMEM;
+    if (st) {
+        snprintf(msg, sizeof msg, "authorization failed: %.200s", e.message);
+        if (fst == MCP_ERR_AUTH)
+            mcp__client_log(c, MCP_LOG_WARNING, "%s", msg);
+    }
+    while (list) {
+        pending *p = list;
+        list = p->auth_next;
+        p->auth_next = NULL;
+        if (st == MCP_OK)
+            auth_resend(c, p);
+        else
+            auth_fail(c, p, fst, msg);
+    }
+    mcp_free(aj->challenge);
+    mcp_free(aj);
+}
+
+void mcp__client_on_auth_failed(mcp_client *c, uint64_t id, int http_status, const char *challenge,
+                                const char *message)
+{
+    const char *m = message ? message : "";
+    int step_up = 0;
+    if (c->oauth && http_status == 403) {
+        /* Only insufficient_scope is worth another authorization (RFC 6750 section 3.1). */
+        mcp__challenge ch;
+        if (mcp__oauth_parse_challenge(challenge, challenge ? strlen(challenge) : 0, &ch) == MCP_OK)
+            step_up = ch.error && strcmp(ch.error, "insufficient_scope") == 0;
+        mcp__challenge_cleanup(&ch);
+    }
+    int retry = c->oauth && (http_status == 401 || step_up);
+    pthread_mutex_lock(&c->mu);
+    pending *p = find_locked(c, id);
+    if (!p || p->state != P_WAITING) {
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    unsigned rounds = p->auth_rounds;
+    if (!retry || c->stopping || rounds >= mcp__oauth_max_attempts(c->oauth)) {
+        claim_locked(c, p);
+        pthread_mutex_unlock(&c->mu);
+        if (retry && rounds)
+            finish(c, p, MCP_ERR_AUTH, NULL, "HTTP %d, still refused after %u authorization%s: %s", http_status,
+                   rounds, rounds == 1 ? "" : "s", m);
+        else
+            finish(c, p, MCP_ERR_AUTH, NULL, "HTTP %d: %s", http_status, m);
+        return;
+    }
+    auth_job *aj = NULL;
+    if (!c->auth_busy) {
+        aj = mcp__calloc(1, sizeof *aj);
+        char *ch = challenge ? dup_str(challenge) : NULL;
+        if (!aj || (challenge && !ch)) {
+            mcp_free(aj);
+            mcp_free(ch);
+            claim_locked(c, p);
+            pthread_mutex_unlock(&c->mu);
+            finish(c, p, MCP_ERR_NOMEM, NULL, "HTTP %d: cannot start an authorization (out of memory)", http_status);
+            return;
+        }
+        aj->c = c;
+        aj->status = http_status;
+        aj->challenge = ch;
+        aj->gen = p->auth_gen;
+        aj->job.run = auth_job_run;
+        c->auth_busy = 1;
+    }
+    p->auth_rounds++;
+    p->state = P_AUTH;
+    p->refs++; /* the parking list's */
+    p->auth_next = NULL;
+    *c->auth_tail = p;
+    c->auth_tail = &p->auth_next;
+    pthread_mutex_unlock(&c->mu);
+    if (aj && mcp__pool_submit(c->pool, &aj->job) != MCP_OK) {
+        pthread_mutex_lock(&c->mu);
+        pending *list = auth_take_locked(c);
+        pthread_mutex_unlock(&c->mu);
+        while (list) {
+            pending *n = list->auth_next;
+            list->auth_next = NULL;
+            auth_fail(c, list, MCP_ERR_AUTH, "cannot start an authorization: the client is busy or closing");
+            list = n;
+        }
+        mcp_free(aj->challenge);
+        mcp_free(aj);
+    }
+}
+
+void mcp__client_set_oauth(mcp_client *c, struct mcp__oauth *o, mcp__set_token_fn set_token)
+{
+    c->oauth = o;
+    c->set_token = set_token;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1485,6 +1738,8 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&c->timer_cv, &ca);
     pthread_condattr_destroy(&ca);
+    pthread_cond_init(&c->send_cv, NULL);
+    c->auth_tail = &c->auth_wait;
     c->name = dup_str(o.name ? o.name : "libmcp-client");
     c->version = dup_str(o.version ? o.version : mcp_version());
     c->forced_version = dup_str(o.protocol_version);
@@ -1751,7 +2006,13 @@ void mcp_client_close(mcp_client *c)
     pthread_mutex_lock(&c->mu);
     c->stopping = 1;
     pthread_cond_signal(&c->timer_cv);
+    /* Pool threads inside the transport's send finish first (send_from_pool). */
+    while (c->sending)
+        pthread_cond_wait(&c->send_cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
+    /* An authorization in progress stops its HTTP exchanges (an authorize
+     * callback still runs to its end: the pool waits for it below). */
+    mcp__oauth_abort(c->oauth);
     if (c->t) {
         /* After this no transport thread calls in any more. */
         c->t->ops->close(c->t);
@@ -1762,6 +2023,7 @@ void mcp_client_close(mcp_client *c)
         pthread_join(c->timer, NULL);
     /* Input rounds still queued finish against a closed client (they see P_DONE). */
     mcp__pool_free(c->pool);
+    mcp__oauth_free(c->oauth);
     tools_free(c->tools);
     if (c->transcript)
         fclose(c->transcript);
@@ -1771,6 +2033,7 @@ void mcp_client_close(mcp_client *c)
     pthread_mutex_destroy(&c->mu);
     pthread_mutex_destroy(&c->transcript_mu);
     pthread_cond_destroy(&c->timer_cv);
+    pthread_cond_destroy(&c->send_cv);
     mcp_free(c->name);
     mcp_free(c->version);
     mcp_free(c->forced_version);

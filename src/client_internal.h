@@ -91,6 +91,28 @@ void mcp__client_on_frame(mcp_client *c, const char *data, size_t len);
 void mcp__client_on_request_failed(mcp_client *c, uint64_t id, mcp_status st, int http_status,
                                    const char *message);
 
+/*
+ * Request `id` was refused with HTTP 401 or 403; `challenge` is the
+ * WWW-Authenticate value(s) (NULL when none), `message` what the caller
+ * sees when it is not retried. With an OAuth session (mcp__client_set_oauth)
+ * the core authorizes on its pool and sends the request again; otherwise
+ * (or after too many attempts) the request fails with MCP_ERR_AUTH.
+ */
+void mcp__client_on_auth_failed(mcp_client *c, uint64_t id, int http_status, const char *challenge,
+                                const char *message);
+
+/* Replaces the bearer token every later request of the transport carries. */
+typedef void (*mcp__set_token_fn)(mcp__ctransport *t, const char *token);
+
+struct mcp__oauth;
+/*
+ * Gives the client its OAuth session (taken; freed by mcp_client_close),
+ * before the handshake. `set_token` installs a new token in the transport:
+ * the core calls it with its own lock held, so it must not call into the
+ * core (the HTTP transport takes only its own lock).
+ */
+void mcp__client_set_oauth(mcp_client *c, struct mcp__oauth *o, mcp__set_token_fn set_token);
+
 /* The connection is gone: every pending request fails with `st` and `message`. */
 void mcp__client_on_closed(mcp_client *c, mcp_status st, const char *message);
 

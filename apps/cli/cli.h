@@ -3,9 +3,11 @@
  * talk to a server, kept apart from main.c so tests/cli can check them
  * directly.
  *
- *   args.c    command-line words -> JSON argument objects (key=value typing)
- *   pretty.c  JSON values -> indented text (libmcp's writer is compact only)
- *   main.c    options, connecting, one command, exit status
+ *   args.c      command-line words -> JSON argument objects (key=value typing)
+ *   pretty.c    JSON values -> indented text (libmcp's writer is compact only)
+ *   authorize.c the browser part of the OAuth code flow (print the URL, wait
+ *               for the redirect on a loopback listener or a pasted address)
+ *   main.c      options, connecting, one command, exit status
  */
 #ifndef MCP_CLI_H
 #define MCP_CLI_H
@@ -58,5 +60,38 @@ mcp_status cli_json_pretty(mcp_buf *out, const mcp_json *v);
  * `pretty` is nonzero.
  */
 mcp_status cli_json_write(mcp_buf *out, const mcp_json *v, int pretty);
+
+/* ---- authorization (authorize.c) ---------------------------------------------- */
+
+/* Where the browser comes back after the authorization server. */
+typedef struct cli_redirect {
+    int fd;         /* loopback listener for the redirect, or -1 (the address is pasted) */
+    char uri[512];  /* the redirect URI in use */
+    unsigned wait_s; /* how long cli_authorize() waits for the browser */
+} cli_redirect;
+
+/**
+ * Prepares the redirect: with `uri` NULL, listens on 127.0.0.1 on a port
+ * the system picks and uses "http://127.0.0.1:PORT/callback"; with an http
+ * URI on 127.0.0.1 or localhost, listens on its port (when the port is
+ * taken, the address must be pasted instead); any other URI is only pasted
+ * back. `wait_s` is kept.
+ * @return 0, or -1 with a reason in `msg` (no listener could be had for
+ *         the default, or the URI is too long).
+ * Thread-safety: safe on distinct objects.
+ */
+int cli_redirect_init(cli_redirect *r, const char *uri, char *msg, size_t cap);
+
+/** Closes the listener. */
+void cli_redirect_close(cli_redirect *r);
+
+/**
+ * An mcp_oauth_authorize_fn (user_data: the cli_redirect): prints the
+ * authorization URL on stderr for a person to open, then waits up to
+ * wait_s for the browser on the listener (answering it with a short page)
+ * or for the address pasted on stdin, whichever comes first.
+ * @return MCP_OK with the address in `out`; MCP_ERR_TIMEOUT; MCP_ERR_IO.
+ */
+mcp_status cli_authorize(mcp_client *c, const char *url, const char *redirect_uri, char *out, size_t cap, void *ud);
 
 #endif /* MCP_CLI_H */

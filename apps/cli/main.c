@@ -10,7 +10,9 @@
  * the JSON result on stdout and maps the outcome onto the exit status of
  * mcp-cli.1: 0 result, 1 tool error, 2 JSON-RPC error, 3 usage or
  * connection failure. Diagnostics go to stderr only, so stdout can be
- * piped into jq.
+ * piped into jq. With --oauth (or --client-id) an HTTP server's 401 starts
+ * libmcp's OAuth flow; the sign-in address is printed on stderr and the
+ * browser's redirect is awaited on a loopback listener (authorize.c).
  */
 #include "cli.h"
 
@@ -22,6 +24,7 @@
 #include <string.h>
 
 #define STDERR_LINES 20u /* the server's last stderr lines kept for a failure report */
+#define BROWSER_WAIT_S 300u /* how long a person may take to sign in */
 
 static const char usage_text[] =
     "usage: mcp-cli [OPTIONS] COMMAND [ARGS] -- SERVER-COMMAND [SERVER-ARGS]\n"
@@ -58,6 +61,20 @@ static const char usage_text[] =
     "                            (defaults: 60000 per request, 30000 handshake)\n"
     "  --header 'NAME: VALUE'    extra HTTP request header (repeatable; --url only)\n"
     "  --token TOKEN             HTTP bearer token (--url only; never printed)\n"
+    "  --oauth                   when the server asks for authorization (HTTP 401),\n"
+    "                            run OAuth: print the sign-in address to open in a\n"
+    "                            browser and wait for it to come back (--url only)\n"
+    "  --client-id ID            OAuth client id registered with the server's\n"
+    "                            authorization server (implies --oauth; default: a\n"
+    "                            client metadata document or dynamic registration)\n"
+    "  --client-secret SECRET    that client's secret (never printed)\n"
+    "  --client-metadata-url URL https address of this client's metadata document,\n"
+    "                            used as its client id where supported\n"
+    "  --redirect-uri URI        where the browser comes back (default: a loopback\n"
+    "                            address mcp-cli listens on, http://127.0.0.1:PORT/callback)\n"
+    "  --scope 'A B'             OAuth scopes to ask for besides the server's\n"
+    "  --client-credentials      OAuth without a person: the client credentials grant\n"
+    "                            (needs --client-id and --client-secret)\n"
     "  --transcript FILE         append every frame sent and received to FILE,\n"
     "                            one JSON object per line\n"
     "  --elicit-json JSON        accept the server's elicitation requests with this\n"
@@ -90,6 +107,14 @@ typedef struct cli {
     const char **headers;                /* --header values, NULL-terminated */
     size_t nheaders;                     /* how many */
     const char *token;                   /* --token */
+    int oauth;                           /* --oauth (or implied by the options below) */
+    const char *client_id;               /* --client-id */
+    const char *client_secret;           /* --client-secret (never printed) */
+    const char *client_metadata_url;     /* --client-metadata-url */
+    const char *redirect_uri;            /* --redirect-uri */
+    const char *scope;                   /* --scope */
+    int client_credentials;              /* --client-credentials */
+    cli_redirect redirect;               /* where the browser comes back (code flow) */
     const char *transcript;              /* --transcript */
     const char *elicit_text;             /* --elicit-json as given */
     mcp_json_doc *elicit;                /* ... parsed (an object), or NULL: decline */
@@ -362,6 +387,13 @@ typedef enum opt_id {
     OPT_TIMEOUT,
     OPT_HEADER,
     OPT_TOKEN,
+    OPT_OAUTH,
+    OPT_CLIENT_ID,
+    OPT_CLIENT_SECRET,
+    OPT_CLIENT_METADATA_URL,
+    OPT_REDIRECT_URI,
+    OPT_SCOPE,
+    OPT_CLIENT_CREDENTIALS,
     OPT_TRANSCRIPT,
     OPT_ELICIT,
     OPT_PRETTY,
@@ -382,6 +414,13 @@ static const option g_options[] = {
     {"--timeout", OPT_TIMEOUT, 1},
     {"--header", OPT_HEADER, 1},
     {"--token", OPT_TOKEN, 1},
+    {"--oauth", OPT_OAUTH, 0},
+    {"--client-id", OPT_CLIENT_ID, 1},
+    {"--client-secret", OPT_CLIENT_SECRET, 1},
+    {"--client-metadata-url", OPT_CLIENT_METADATA_URL, 1},
+    {"--redirect-uri", OPT_REDIRECT_URI, 1},
+    {"--scope", OPT_SCOPE, 1},
+    {"--client-credentials", OPT_CLIENT_CREDENTIALS, 0},
     {"--transcript", OPT_TRANSCRIPT, 1},
     {"--elicit-json", OPT_ELICIT, 1},
     {"--pretty", OPT_PRETTY, 0},
@@ -451,6 +490,30 @@ static int apply_option(cli *c, const option *o, const char *value)
     }
     case OPT_TOKEN:
         c->token = value;
+        break;
+    case OPT_OAUTH:
+        c->oauth = 1;
+        break;
+    case OPT_CLIENT_ID:
+        c->client_id = value;
+        c->oauth = 1;
+        break;
+    case OPT_CLIENT_SECRET:
+        c->client_secret = value;
+        break;
+    case OPT_CLIENT_METADATA_URL:
+        c->client_metadata_url = value;
+        c->oauth = 1;
+        break;
+    case OPT_REDIRECT_URI:
+        c->redirect_uri = value;
+        break;
+    case OPT_SCOPE:
+        c->scope = value;
+        break;
+    case OPT_CLIENT_CREDENTIALS:
+        c->client_credentials = 1;
+        c->oauth = 1;
         break;
     case OPT_TRANSCRIPT:
         c->transcript = value;
@@ -527,6 +590,17 @@ static int parse_args(cli *c, int argc, char **argv)
                                         : "no server: give -- SERVER-COMMAND [ARGS] or --url URL");
     if (!c->url && (c->nheaders || c->token))
         return usage_error("%s", "--header and --token apply to HTTP servers (--url) only");
+    int oauth_detail = c->client_secret || c->redirect_uri || c->scope;
+    if (!c->url && (c->oauth || oauth_detail))
+        return usage_error("%s", "OAuth (--oauth, --client-id ...) applies to HTTP servers (--url) only");
+    if (c->client_secret && !c->client_id)
+        return usage_error("%s", "--client-secret needs --client-id");
+    if (oauth_detail && !c->oauth)
+        return usage_error("%s", "--redirect-uri and --scope need --oauth or --client-id");
+    if (c->client_credentials && (!c->client_id || !c->client_secret))
+        return usage_error("%s", "--client-credentials needs --client-id and --client-secret");
+    if (c->client_credentials && c->redirect_uri)
+        return usage_error("%s", "--client-credentials uses no browser: drop --redirect-uri");
     return CLI_EXIT_OK;
 }
 
@@ -586,6 +660,22 @@ static mcp_status connect_server(cli *c, mcp_client **out, mcp_error *err)
         h.url = c->url;
         h.headers = c->nheaders ? c->headers : NULL;
         h.bearer_token = c->token;
+        mcp_oauth_opts oa;
+        memset(&oa, 0, sizeof oa);
+        if (c->oauth) {
+            oa.grant = c->client_credentials ? MCP_OAUTH_CLIENT_CREDENTIALS : MCP_OAUTH_AUTHORIZATION_CODE;
+            oa.client_id = c->client_id;
+            oa.client_secret = c->client_secret;
+            oa.client_metadata_url = c->client_metadata_url;
+            oa.client_name = "mcp-cli";
+            oa.scope = c->scope;
+            if (!c->client_credentials) {
+                oa.redirect_uri = c->redirect.uri;
+                oa.authorize = cli_authorize;
+                oa.user_data = &c->redirect;
+            }
+            h.oauth = &oa;
+        }
         return mcp_client_connect_http(out, &o, &h, err);
     }
     mcp_stdio_client_opts so;
@@ -748,6 +838,14 @@ int main(int argc, char **argv)
         if (rc == CLI_EXIT_OK)
             rc = prepare(&c);
     }
+    c.redirect.fd = -1;
+    if (rc == CLI_EXIT_OK && c.oauth && !c.client_credentials) {
+        /* The browser's way back is ready before anything is sent. */
+        char msg[200];
+        c.redirect.wait_s = BROWSER_WAIT_S;
+        if (cli_redirect_init(&c.redirect, c.redirect_uri, msg, sizeof msg) != 0)
+            rc = usage_error("%s", msg);
+    }
     if (rc == CLI_EXIT_OK) {
         mcp_client *mc = NULL;
         mcp_error err;
@@ -764,6 +862,7 @@ int main(int argc, char **argv)
     } else if (rc < 0) {
         rc = CLI_EXIT_OK; /* --help or --version */
     }
+    cli_redirect_close(&c.redirect);
     for (size_t i = 0; i < STDERR_LINES; i++)
         free(c.lines[i]);
     mcp_json_doc_free(c.elicit);

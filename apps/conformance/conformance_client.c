@@ -8,10 +8,19 @@
  * initialize; 2026-07-28: stateless requests) and, for some scenarios,
  * extra input in MCP_CONFORMANCE_CONTEXT (JSON). Everything the scenarios
  * check happens inside libmcp's client (headers, _meta, retries, input
- * rounds, resumption); this program only plays each scenario's part.
+ * rounds, resumption, authorization); this program only plays each
+ * scenario's part.
+ *
+ * Authorization scenarios (auth/...): the client gets OAuth options: the
+ * suite's Client ID Metadata Document URL, the pre-registered id and
+ * secret when the context carries them (client credentials for the
+ * client-credentials scenarios), a loopback redirect URI that is never
+ * visited, and libmcp's unattended authorize callback (the suite's
+ * authorization server redirects at once). Then it lists the tools and
+ * calls the first one, which the step-up scenarios guard with more scopes.
  *
  * Exit status: 0 when the scenario ran, 1 on an error or an unknown
- * scenario (the authorization scenarios come with the OAuth client).
+ * scenario (the scenarios where the client must refuse end with 1).
  * The suite kills slow clients at 30 s; this one stops itself at 25 s.
  */
 #include <mcp/mcp.h>
@@ -246,6 +255,9 @@ static int run(mcp_client *c)
             mcp_free(args);
         }
         mcp_json_doc_free(d);
+    } else if (!strncmp(s, "auth/", 5)) {
+        const char *name = mcp_json_str(mcp_json_get(mcp_json_at(list, 0), "name"), NULL);
+        rc = name ? call_tool(c, name, NULL) : fail("no tool to call", MCP_ERR_NOT_FOUND, NULL);
     } else if (!strcmp(s, "http-invalid-tool-headers")) {
         /* The client dropped the tools with unusable x-mcp-header; call the rest. */
         for (size_t i = 0; i < mcp_json_len(list) && !rc; i++) {
@@ -272,10 +284,6 @@ int main(int argc, char **argv)
     const char *url = argv[argc - 1];
     g_scenario = getenv("MCP_CONFORMANCE_SCENARIO") ? getenv("MCP_CONFORMANCE_SCENARIO") : "";
     const char *version = getenv("MCP_CONFORMANCE_PROTOCOL_VERSION");
-    if (!strncmp(g_scenario, "auth/", 5)) {
-        fprintf(stderr, "mcp-client-conformance: authorization scenarios are not supported yet\n");
-        return 1;
-    }
     mcp_client_opts o;
     memset(&o, 0, sizeof o);
     o.name = "libmcp-conformance-client";
@@ -289,12 +297,33 @@ int main(int argc, char **argv)
     mcp_http_client_opts ho;
     memset(&ho, 0, sizeof ho);
     ho.url = url;
+    mcp_oauth_opts oa;
+    memset(&oa, 0, sizeof oa);
+    mcp_json_doc *ctx = NULL;
+    if (!strncmp(g_scenario, "auth/", 5)) {
+        const char *text = getenv("MCP_CONFORMANCE_CONTEXT");
+        if (text && mcp_json_parse(&ctx, text, strlen(text), NULL, NULL) != MCP_OK)
+            ctx = NULL;
+        const mcp_json *root = mcp_json_doc_root(ctx);
+        oa.client_id = mcp_json_str(mcp_json_get(root, "client_id"), NULL);
+        oa.client_secret = mcp_json_str(mcp_json_get(root, "client_secret"), NULL);
+        if (strstr(g_scenario, "client-credentials") && oa.client_id && oa.client_secret)
+            oa.grant = MCP_OAUTH_CLIENT_CREDENTIALS;
+        oa.client_metadata_url = "https://conformance-test.local/client-metadata.json";
+        oa.client_name = "libmcp-conformance-client";
+        oa.redirect_uri = "http://localhost:3000/callback";
+        oa.authorize = mcp_oauth_authorize_unattended;
+        ho.oauth = &oa;
+    }
     mcp_client *c;
     mcp_error err;
     mcp_status st = mcp_client_connect_http(&c, &o, &ho, &err);
-    if (st != MCP_OK)
+    if (st != MCP_OK) {
+        mcp_json_doc_free(ctx);
         return fail("connect", st, &err);
+    }
     int rc = run(c);
     mcp_client_close(c);
+    mcp_json_doc_free(ctx);
     return rc;
 }

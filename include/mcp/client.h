@@ -141,6 +141,79 @@ typedef struct mcp_stdio_client_opts {
                                     then as long again, then SIGKILL; 0 = 2000 */
 } mcp_stdio_client_opts;
 
+/* ---- authorization (OAuth 2.1; docs/client-http.md, "Authorization") ------------ */
+
+/* How the client obtains access tokens. */
+typedef enum mcp_oauth_grant {
+    MCP_OAUTH_AUTHORIZATION_CODE = 0, /* a person signs in with a browser (PKCE S256, state, iss) */
+    MCP_OAUTH_CLIENT_CREDENTIALS = 1  /* the client acts on its own behalf (client id and secret) */
+} mcp_oauth_grant;
+
+/*
+ * Sends the user agent (a browser) to `authorization_url` and reports
+ * where the authorization server sent it back: `redirect_uri` with `code`,
+ * `state` and usually `iss` in its query. Write that whole URL,
+ * NUL-terminated, into `redirect_out` (at most `redirect_cap` bytes) and
+ * return MCP_OK; any other status ends the authorization, and the request
+ * that needed it fails with MCP_ERR_AUTH. The client checks what comes
+ * back (state, iss, the redirect URI itself) before it uses the code.
+ * Runs on one of the client's worker threads and may block while a person
+ * signs in; the request's time limit is paused meanwhile. The strings are
+ * borrowed, valid during the call. mcp_oauth_authorize_unattended() is a
+ * ready-made one for authorization servers that answer without a person.
+ */
+typedef mcp_status (*mcp_oauth_authorize_fn)(mcp_client *c, const char *authorization_url, const char *redirect_uri,
+                                             char *redirect_out, size_t redirect_cap, void *user_data);
+
+/*
+ * OAuth client options (set mcp_http_client_opts.oauth to use them). With
+ * them, a 401 from the server, or a 403 with error="insufficient_scope",
+ * starts an authorization: Protected Resource Metadata (RFC 9728), the
+ * authorization server's metadata (RFC 8414, OpenID Connect discovery),
+ * client identification, the grant, and the request is sent again with the
+ * new token. Zero-initialise and set what you need; strings are copied.
+ */
+typedef struct mcp_oauth_opts {
+    mcp_oauth_grant grant;           /* MCP_OAUTH_AUTHORIZATION_CODE (default) or _CLIENT_CREDENTIALS */
+    const char *client_id;           /* a pre-registered client id; NULL: a Client ID Metadata Document
+                                        or dynamic registration (required for client credentials) */
+    const char *client_secret;       /* its secret (a confidential client); NULL for a public client */
+    const char *client_issuer;       /* the authorization server (issuer) client_id belongs to;
+                                        NULL = the first one the server names, then bound to it */
+    const char *client_metadata_url; /* https URL of this client's metadata document: used as the
+                                        client_id where the server supports it (CIMD); NULL = none */
+    const char *client_name;         /* client_name for dynamic registration; NULL = mcp_client_opts.name */
+    const char *redirect_uri;        /* where the authorization server sends the browser back
+                                        (required for the authorization code grant) */
+    const char *scope;               /* space-separated scopes requested besides the ones the server
+                                        asks for; NULL = only the server's */
+    mcp_oauth_authorize_fn authorize; /* shows the authorization page (required for the code grant) */
+    void *user_data;                 /* passed to authorize */
+    unsigned timeout_ms;             /* limit of each HTTP exchange for metadata, registration and
+                                        tokens; 0 = 10000 */
+    unsigned max_attempts;           /* authorizations one request may trigger (401, then 403 step-ups)
+                                        before it fails with MCP_ERR_AUTH; 0 = 3 */
+    int no_refresh;                  /* nonzero: never ask for refresh tokens (no offline_access) */
+    int allow_insecure_http;         /* nonzero: accept http:// authorization servers off loopback
+                                        (tests only; loopback http is always accepted) */
+} mcp_oauth_opts;
+
+/**
+ * An mcp_oauth_authorize_fn for authorization servers that decide without
+ * a person (test servers, pre-approved clients): it GETs the
+ * authorization URL with libcurl and follows redirects (at most 10, http
+ * and https only) until one points at `redirect_uri`, which it returns
+ * without visiting. `user_data` is ignored.
+ * @return MCP_OK; MCP_ERR_AUTH (the server showed a page instead of
+ *         redirecting, or answered with an error status); MCP_ERR_IO;
+ *         MCP_ERR_LIMIT (the redirect URL does not fit redirect_cap, or
+ *         too many redirects); MCP_ERR_INVALID_ARG.
+ * Thread-safety: safe.
+ */
+MCP_API mcp_status mcp_oauth_authorize_unattended(mcp_client *c, const char *authorization_url,
+                                                  const char *redirect_uri, char *redirect_out, size_t redirect_cap,
+                                                  void *user_data);
+
 /* Streamable HTTP transport options. */
 typedef struct mcp_http_client_opts {
     const char *url;               /* the MCP endpoint, e.g. "http://127.0.0.1:8080/mcp" */
@@ -152,6 +225,8 @@ typedef struct mcp_http_client_opts {
     unsigned connect_timeout_ms;   /* TCP/TLS connect limit; 0 = 10000 */
     unsigned max_reconnects;       /* resumption attempts per broken SSE stream; 0 = 5 */
     int no_get_stream;             /* nonzero: do not open the legacy standalone GET stream */
+    const mcp_oauth_opts *oauth;   /* OAuth 2.1 authorization on 401 and 403 insufficient_scope
+                                      (copied); NULL = none: they fail with MCP_ERR_AUTH */
 } mcp_http_client_opts;
 
 /* ---- connecting --------------------------------------------------------------- */
@@ -180,8 +255,13 @@ MCP_API mcp_status mcp_client_connect_stdio(mcp_client **out, const mcp_client_o
  * modern request; a 4xx without a modern JSON-RPC error means legacy) or
  * `initialize`, keeping the legacy session id, the protocol-version header
  * and the standalone GET stream.
+ * With `http->oauth`, a 401 during the handshake (or later) runs the
+ * authorization first (docs/client-http.md, "Authorization").
  * @return as mcp_client_connect_stdio(); MCP_ERR_IO for network failures;
- *         MCP_ERR_AUTH for 401/403 (err->message carries the challenge);
+ *         MCP_ERR_AUTH for 401/403 without oauth, or when the
+ *         authorization failed (err->message says why and quotes the
+ *         challenge; never a token);
+ *         MCP_ERR_INVALID_ARG also for unusable oauth options;
  *         MCP_ERR_LIMIT for an answer over max_message; MCP_ERR_PROTOCOL
  *         also for an HTTP error without a JSON-RPC body (the status in
  *         err->message). See docs/client-http.md.

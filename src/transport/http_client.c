@@ -20,8 +20,10 @@
  *     request fails with MCP_ERR_CLOSED;
  *   - another status: a JSON-RPC answer to this request in the body is a
  *     frame like any other (the era probe's -32022); anything else fails
- *     the request (401/403 MCP_ERR_AUTH with the challenge, a legacy 404
- *     the end of the session, others MCP_ERR_PROTOCOL with the status).
+ *     the request (401/403 go to the core with the challenge, which
+ *     authorizes and sends the request again when it has an OAuth session,
+ *     else fails it with MCP_ERR_AUTH; a legacy 404 is the end of the
+ *     session; others MCP_ERR_PROTOCOL with the status).
  *
  * Legacy sessions keep the Mcp-Session-Id of the initialize response, open
  * the standalone GET stream once the handshake settled (reconnecting when
@@ -38,6 +40,7 @@
  */
 #include "../client_internal.h"
 #include "../internal.h"
+#include "../oauth.h"
 #include "mcp/rpc.h"
 #include "sse.h"
 
@@ -63,6 +66,7 @@
 #define KEEPIDLE_S 15L                 /* TCP keep-alive: a dead peer is noticed after */
 #define KEEPINTVL_S 5L                 /* KEEPIDLE + probes x KEEPINTVL seconds */
 #define MIN_LINE 4096u                 /* SSE line bound never below this */
+#define MAX_CHALLENGE 8192u            /* WWW-Authenticate bytes kept for the core */
 
 /* ------------------------------------------------------------------------ */
 /* Types                                                                     */
@@ -101,7 +105,8 @@ typedef struct xfer {
     int headers_done;           /* the final response's headers are complete */
     size_t header_bytes;        /* header bytes received (bounded) */
     char *session;              /* its Mcp-Session-Id, validated */
-    char challenge[256];        /* its WWW-Authenticate, truncated */
+    char challenge[256];        /* its WWW-Authenticate, truncated and quoted, for messages */
+    mcp_buf challenge_raw;      /* its WWW-Authenticate value(s) as sent, joined with ", " */
     mcp_buf resp;               /* a JSON body, or the start of another body */
     int resp_cut;               /* the body was longer than what resp kept */
     mcp__sse sse;               /* SSE parser (id and retry survive reconnects) */
@@ -121,7 +126,8 @@ struct http_client {
     /* ---- set at creation, then read-only ---- */
     char *url;                   /* the MCP endpoint (or the HTTP+SSE stream URL) */
     char **headers;              /* user headers, validated, NULL-terminated */
-    char *auth;                  /* "Authorization: Bearer ..." or NULL; never logged */
+    char *auth;                  /* "Authorization: Bearer ..." or NULL; never logged (under mu:
+                                    an authorization replaces it) */
     long connect_timeout_ms;     /* TCP/TLS connect limit */
     unsigned max_reconnects;     /* per broken stream */
     int force_sse;               /* legacy_sse option: HTTP+SSE only */
@@ -348,6 +354,7 @@ static void xfer_reset_response(xfer *x)
     mcp_free(x->session);
     x->session = NULL;
     x->challenge[0] = '\0';
+    mcp_buf_cleanup(&x->challenge_raw);
     mcp_buf_cleanup(&x->resp);
     x->resp_cut = 0;
     x->sse_started = 0;
@@ -373,6 +380,7 @@ static void xfer_free(xfer *x)
     xfer_drop_easy(x);
     mcp_free(x->body);
     mcp_free(x->session);
+    mcp_buf_cleanup(&x->challenge_raw);
     mcp_buf_cleanup(&x->resp);
     mcp__sse_cleanup(&x->sse);
     mcp_free(x);
@@ -388,6 +396,7 @@ static xfer *xfer_new(http_client *t, xkind kind)
     x->t = t;
     x->kind = kind;
     mcp_buf_init(&x->resp, 0);
+    mcp_buf_init(&x->challenge_raw, MAX_CHALLENGE);
     /* Bounds are set when the stream starts (the frame limit is the core's). */
     mcp__sse_init(&x->sse, 0, 0, on_sse_event, x);
     return x;
@@ -448,6 +457,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
         mcp_free(x->session);
         x->session = NULL;
         x->challenge[0] = '\0';
+        mcp_buf_reset(&x->challenge_raw);
         x->ctype = CT_NONE;
         x->headers_done = 0;
         const char *sp = memchr(buf, ' ', n);
@@ -526,7 +536,17 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
             return 0;
         }
     } else if (nl == 16 && strncasecmp(buf, "WWW-Authenticate", 16) == 0) {
-        quote_into(x->challenge, sizeof x->challenge, v, vl);
+        if (!x->challenge[0])
+            quote_into(x->challenge, sizeof x->challenge, v, vl);
+        /* Several header lines are one comma-separated list (RFC 9110
+         * section 5.3). Beyond the bound the rest is dropped: the Bearer
+         * challenge comes first in practice, and a partial one still parses. */
+        if (x->challenge_raw.len && mcp_buf_append(&x->challenge_raw, ", ", 2) != MCP_OK)
+            return len;
+        if (mcp_buf_append(&x->challenge_raw, v, vl) != MCP_OK) {
+            size_t room = MAX_CHALLENGE - x->challenge_raw.len;
+            mcp_buf_append(&x->challenge_raw, v, vl < room ? vl : room);
+        }
     }
     return len;
 }
@@ -591,8 +611,10 @@ static mcp_status add_common_headers(http_client *t, struct curl_slist **h)
     mcp_status st = MCP_OK;
     for (char **p = t->headers; p && *p && !st; p++)
         st = add_header(h, "%s", *p);
+    pthread_mutex_lock(&t->mu);
     if (!st && t->auth)
         st = add_header(h, "%s", t->auth);
+    pthread_mutex_unlock(&t->mu);
     /* No "100-continue" round trip before large bodies. */
     if (!st)
         st = add_header(h, "Expect:");
@@ -1032,7 +1054,12 @@ static int http_error(http_client *t, xfer *x)
     if (s == 401 || s == 403) {
         char full[400];
         say(full, sizeof full, "%s (WWW-Authenticate: %s)", msg, x->challenge[0] ? x->challenge : "none");
-        fail_request(x, MCP_ERR_AUTH, s, full);
+        if (x->is_request && !is_closing(t))
+            /* The core decides: authorize and send it again, or fail it. */
+            mcp__client_on_auth_failed(t->base.client, x->id, (int)s,
+                                       x->challenge_raw.len ? x->challenge_raw.data : NULL, full);
+        else
+            fail_request(x, MCP_ERR_AUTH, s, full);
         return 0;
     }
     if (x->kind == XK_RESUME) {
@@ -1509,6 +1536,21 @@ static void hc_ready(mcp__ctransport *base, const char *version, int modern)
     pthread_mutex_unlock(&t->mu);
 }
 
+static void hc_set_token(mcp__ctransport *base, const char *token)
+{
+    http_client *t = (http_client *)base;
+    size_t n = strlen(token) + 32;
+    char *line = mcp_malloc(n);
+    if (!line)
+        return; /* the old token stays; the request is refused again and fails in time */
+    snprintf(line, n, "Authorization: Bearer %s", token);
+    pthread_mutex_lock(&t->mu);
+    char *old = t->auth;
+    t->auth = line;
+    pthread_mutex_unlock(&t->mu);
+    mcp__oauth_wipe_free(old);
+}
+
 static void hc_free(http_client *t)
 {
     if (!t)
@@ -1523,13 +1565,8 @@ static void hc_free(http_client *t)
     for (char **p = t->headers; p && *p; p++)
         mcp_free(*p);
     mcp_free(t->headers);
-    if (t->auth) {
-        /* The token does not linger in freed memory. */
-        volatile char *v = t->auth;
-        for (size_t i = 0; v[i]; i++)
-            v[i] = 0;
-        mcp_free(t->auth);
-    }
+    /* The token does not linger in freed memory. */
+    mcp__oauth_wipe_free(t->auth);
     mcp_free(t->url);
     mcp_free(t->post_url);
     mcp_free(t->session_id);
@@ -1668,15 +1705,22 @@ mcp_status mcp_client_connect_http(mcp_client **out, const mcp_client_opts *opts
     if (g_curl_init != CURLE_OK)
         return mcp__fail(err, MCP_ERR_IO, 0, 0, "http: libcurl failed to initialise: %s",
                          curl_easy_strerror(g_curl_init));
-    http_client *t;
-    if ((st = hc_new(&t, http, err)))
+    mcp__oauth *oa = NULL;
+    if (http->oauth && (st = mcp__oauth_new(&oa, http->oauth, http->url, opts ? opts->name : NULL, err)))
         return st;
+    http_client *t;
+    if ((st = hc_new(&t, http, err))) {
+        mcp__oauth_free(oa);
+        return st;
+    }
     mcp_client *c = NULL;
     if ((st = mcp__client_new(&c, opts, err))) {
+        mcp__oauth_free(oa);
         hc_free(t);
         return st;
     }
     mcp__client_attach(c, &t->base);
+    mcp__client_set_oauth(c, oa, hc_set_token);
     t->max_frame = mcp__client_max_message(c);
     if (t->force_sse) {
         /* The stream comes first: messages wait for its endpoint event. */
