@@ -14,11 +14,17 @@
  * transport's own lock).
  *
  * Authorization (HTTP with an OAuth session): a request refused with 401
- * or 403 insufficient_scope is parked (P_AUTH) and one authorization runs
+ * or 403 insufficient_scope is parked (P_PARKED) and one authorization runs
  * on the pool at a time (oauth.c); requests refused meanwhile wait for it.
  * When it ends, the new token goes to the transport and every parked
  * request is sent again with a new id, or fails with MCP_ERR_AUTH. Each
  * request may be sent again this way only max_attempts times.
+ *
+ * Legacy HTTP sessions: a request the server refuses with 404 because it
+ * no longer knows the session (it expired, or the server restarted) is
+ * parked the same way and one job starts a new session (initialize without
+ * the old id, at the negotiated version, then notifications/initialized);
+ * the parked requests then go again with new ids, at most twice each.
  *
  * Request ids are numbers from one counter and never reused, so a late
  * response can never reach another caller; ids that timed out or were
@@ -52,6 +58,7 @@
 #define TOMBSTONES 4096u         /* remembered timed-out or cancelled ids */
 #define MAX_LIST_PAGES 10000u    /* a server whose cursors never end */
 #define MAX_PARAM_HEADERS 32u    /* x-mcp-header parameters per tool */
+#define MAX_SESSION_RESENDS 2u   /* a request sent again after 404s for a forgotten session */
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
@@ -72,7 +79,7 @@ struct mcp_response {
     const mcp_json *data;       /* error.data or NULL */
 };
 
-enum { P_WAITING = 0, P_INPUT, P_AUTH, P_DONE };
+enum { P_WAITING = 0, P_INPUT, P_PARKED, P_DONE };
 
 /* One request the caller is waiting for, possibly over several rounds. */
 typedef struct pending {
@@ -80,8 +87,8 @@ typedef struct pending {
     uint64_t id;                /* current wire id */
     uint64_t handle;            /* the first wire id: the caller's handle, the progressToken */
     int refs;                   /* table + running input round or authorization wait (under c->mu) */
-    int state;                  /* P_WAITING, P_INPUT (input callbacks running), P_AUTH
-                                   (waiting for an authorization), P_DONE */
+    int state;                  /* P_WAITING, P_INPUT (input callbacks running), P_PARKED
+                                   (waiting for an authorization or a new session), P_DONE */
     int modern;                 /* sent in the 2026-07-28 way */
     int internal;               /* a handshake probe: quiet about its failures */
     uint64_t deadline_ns;       /* when it times out (P_WAITING only) */
@@ -90,7 +97,9 @@ typedef struct pending {
     int version_retried;        /* resent once after -32022 */
     unsigned auth_rounds;       /* times sent again after 401/403 */
     uint64_t auth_gen;          /* the token generation it was last sent with */
-    struct pending *auth_next;  /* the list of requests waiting for an authorization */
+    unsigned sess_rounds;       /* times sent again after a 404 for a forgotten session */
+    uint64_t sess_gen;          /* the session generation it was last sent with */
+    struct pending *park_next;  /* the list it is parked on (P_PARKED) */
     char *method;               /* owned */
     mcp_json_doc *params;       /* the caller's params (owned), NULL for none */
     char *name_header;          /* Mcp-Name value, owned, or NULL */
@@ -158,6 +167,10 @@ struct mcp_client {
     uint64_t auth_gen;          /* bumped each time a new token is installed */
     pending *auth_wait;         /* requests waiting for the authorization (FIFO) */
     pending **auth_tail;        /* its end */
+    int sess_busy;              /* a new-session job is queued or running */
+    uint64_t sess_gen;          /* bumped each time a new legacy session was started */
+    pending *sess_wait;         /* requests waiting for the new session (FIFO) */
+    pending **sess_tail;        /* its end */
     unsigned sending;           /* pool threads inside the transport's send */
     pthread_cond_t send_cv;     /* close waits for sending to reach 0 */
 
@@ -527,6 +540,25 @@ static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint
     return st;
 }
 
+/* A pool thread may use the transport (close waits for it): 0 once the client is closing. */
+static int pool_send_begin(mcp_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int ok = !c->stopping;
+    if (ok)
+        c->sending++;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+static void pool_send_end(mcp_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    if (--c->sending == 0 && c->stopping)
+        pthread_cond_broadcast(&c->send_cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
 /*
  * send_request() from a pool thread. mcp_client_close() may be running at
  * the same time, so the transport is used only while close waits for it:
@@ -535,19 +567,12 @@ static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint
  */
 static mcp_status send_from_pool(mcp_client *c, const pending *p, mcp_buf *b, uint64_t id)
 {
-    pthread_mutex_lock(&c->mu);
-    if (c->stopping) {
-        pthread_mutex_unlock(&c->mu);
+    if (!pool_send_begin(c)) {
         mcp_buf_cleanup(b);
         return MCP_ERR_CLOSED;
     }
-    c->sending++;
-    pthread_mutex_unlock(&c->mu);
     mcp_status st = send_request(c, p, b, id);
-    pthread_mutex_lock(&c->mu);
-    if (--c->sending == 0 && c->stopping)
-        pthread_cond_broadcast(&c->send_cv);
-    pthread_mutex_unlock(&c->mu);
+    pool_send_end(c);
     return st;
 }
 
@@ -647,6 +672,7 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
     }
     p->id = p->handle = ++c->next_id;
     p->auth_gen = c->auth_gen;
+    p->sess_gen = c->sess_gen;
     mcp_buf b;
     mcp_buf_init(&b, 0);
     mcp_status st = write_request(c, &b, p);
@@ -946,8 +972,8 @@ mcp_status mcp_client_cancel(mcp_client *c, uint64_t handle, const char *reason)
         return MCP_ERR_INVALID_ARG;
     pthread_mutex_lock(&c->mu);
     pending *p = find_handle_locked(c, handle);
-    /* A request parked for an authorization is not on the wire: nothing to tell. */
-    int waiting = p && p->state != P_AUTH;
+    /* A parked request (authorization, new session) is not on the wire: nothing to tell. */
+    int waiting = p && p->state != P_PARKED;
     int mine = p && claim_locked(c, p);
     uint64_t id = 0;
     int modern = 0;
@@ -1105,6 +1131,7 @@ static void input_round(mcp__job *job)
         unlink_locked(c, p);
         p->id = ++c->next_id;
         p->auth_gen = c->auth_gen;
+        p->sess_gen = c->sess_gen;
         p->state = P_WAITING;
         mcp_buf_reset(&b);
         st = write_request(c, &b, p);
@@ -1158,12 +1185,12 @@ typedef struct auth_job {
 } auth_job;
 
 /* Sends a parked request again with a new id (pool thread); drops the parking reference. */
-static void auth_resend(mcp_client *c, pending *p)
+static void park_resend(mcp_client *c, pending *p)
 {
     mcp_buf b;
     mcp_buf_init(&b, 0);
     pthread_mutex_lock(&c->mu);
-    if (p->state != P_AUTH) {
+    if (p->state != P_PARKED) {
         unref_locked(p); /* completed meanwhile (cancelled, closed) */
         pthread_mutex_unlock(&c->mu);
         return;
@@ -1171,6 +1198,7 @@ static void auth_resend(mcp_client *c, pending *p)
     unlink_locked(c, p);
     p->id = ++c->next_id;
     p->auth_gen = c->auth_gen;
+    p->sess_gen = c->sess_gen;
     mcp_status st = write_request(c, &b, p);
     if (st != MCP_OK) {
         p->state = P_DONE; /* unlinked: claimed */
@@ -1198,10 +1226,10 @@ static void auth_resend(mcp_client *c, pending *p)
 }
 
 /* Fails a parked request (unless it completed meanwhile); drops the parking reference. */
-static void auth_fail(mcp_client *c, pending *p, mcp_status st, const char *msg)
+static void park_fail(mcp_client *c, pending *p, mcp_status st, const char *msg)
 {
     pthread_mutex_lock(&c->mu);
-    int mine = p->state == P_AUTH && claim_locked(c, p);
+    int mine = p->state == P_PARKED && claim_locked(c, p);
     pthread_mutex_unlock(&c->mu);
     if (mine)
         finish(c, p, st, NULL, "%s", msg);
@@ -1261,12 +1289,12 @@ static void auth_job_run(mcp__job *job)
     }
     while (list) {
         pending *p = list;
-        list = p->auth_next;
-        p->auth_next = NULL;
+        list = p->park_next;
+        p->park_next = NULL;
         if (st == MCP_OK)
-            auth_resend(c, p);
+            park_resend(c, p);
         else
-            auth_fail(c, p, fst, msg);
+            park_fail(c, p, fst, msg);
     }
     mcp_free(aj->challenge);
     mcp_free(aj);
@@ -1322,20 +1350,20 @@ void mcp__client_on_auth_failed(mcp_client *c, uint64_t id, int http_status, con
         c->auth_busy = 1;
     }
     p->auth_rounds++;
-    p->state = P_AUTH;
+    p->state = P_PARKED;
     p->refs++; /* the parking list's */
-    p->auth_next = NULL;
+    p->park_next = NULL;
     *c->auth_tail = p;
-    c->auth_tail = &p->auth_next;
+    c->auth_tail = &p->park_next;
     pthread_mutex_unlock(&c->mu);
     if (aj && mcp__pool_submit(c->pool, &aj->job) != MCP_OK) {
         pthread_mutex_lock(&c->mu);
         pending *list = auth_take_locked(c);
         pthread_mutex_unlock(&c->mu);
         while (list) {
-            pending *n = list->auth_next;
-            list->auth_next = NULL;
-            auth_fail(c, list, MCP_ERR_AUTH, "cannot start an authorization: the client is busy or closing");
+            pending *n = list->park_next;
+            list->park_next = NULL;
+            park_fail(c, list, MCP_ERR_AUTH, "cannot start an authorization: the client is busy or closing");
             list = n;
         }
         mcp_free(aj->challenge);
@@ -1740,6 +1768,7 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&c->send_cv, NULL);
     c->auth_tail = &c->auth_wait;
+    c->sess_tail = &c->sess_wait;
     c->name = dup_str(o.name ? o.name : "libmcp-client");
     c->version = dup_str(o.version ? o.version : mcp_version());
     c->forced_version = dup_str(o.protocol_version);
@@ -1829,7 +1858,8 @@ static const char *legacy_version(const mcp_json *v)
     return NULL;
 }
 
-static mcp_status do_initialize(mcp_client *c, const char *version, mcp_error *err)
+/* initialize's params for `version`; NULL when out of memory. */
+static mcp_json_doc *initialize_params(mcp_client *c, const char *version)
 {
     mcp_buf b;
     mcp_buf_init(&b, 0);
@@ -1848,8 +1878,15 @@ static mcp_status do_initialize(mcp_client *c, const char *version, mcp_error *e
     if (st == MCP_OK)
         st = mcp_json_parse(&doc, b.data, b.len, NULL, NULL);
     mcp_buf_cleanup(&b);
-    if (st != MCP_OK)
+    return st == MCP_OK ? doc : NULL;
+}
+
+static mcp_status do_initialize(mcp_client *c, const char *version, mcp_error *err)
+{
+    mcp_json_doc *doc = initialize_params(c, version);
+    if (!doc)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    mcp_status st;
     mcp_request_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.timeout_ms = c->opts.connect_timeout_ms;
@@ -1880,6 +1917,180 @@ static mcp_status do_initialize(mcp_client *c, const char *version, mcp_error *e
     return mcp_client_notify(c, "notifications/initialized", NULL) == MCP_OK
                ? MCP_OK
                : mcp__fail(err, MCP_ERR_CLOSED, 0, 0, "the connection closed after initialize");
+}
+
+/* ------------------------------------------------------------------------ */
+/* A new legacy session after a 404                                          */
+
+/*
+ * Starts a new session at the negotiated version (pool thread): initialize
+ * (the transport sends it without the old session id and keeps the new
+ * one), then notifications/initialized. What the first handshake learned
+ * (capabilities, serverInfo) stays: pointers the caller holds stay valid.
+ */
+static mcp_status reinitialize(mcp_client *c, mcp_error *err)
+{
+    const char *version = atomic_load(&c->proto);
+    mcp_json_doc *doc = initialize_params(c, version);
+    if (!doc)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeout_ms = c->opts.connect_timeout_ms;
+    waiter w;
+    waiter_init(&w);
+    if (!pool_send_begin(c)) {
+        mcp_json_doc_free(doc);
+        pthread_mutex_destroy(&w.mu);
+        pthread_cond_destroy(&w.cv);
+        return mcp__fail(err, MCP_ERR_CLOSED, 0, 0, "the client was closed");
+    }
+    mcp_status st = start_request(c, "initialize", doc, 0, &ro, NULL, NULL, 1, waiter_done, &w, NULL, err);
+    pool_send_end(c);
+    if (st != MCP_OK) {
+        pthread_mutex_destroy(&w.mu);
+        pthread_cond_destroy(&w.cv);
+        return st;
+    }
+    mcp_response *r = NULL;
+    st = waiter_wait(&w, &r, err);
+    if (st != MCP_OK) {
+        mcp_response_free(r);
+        return st;
+    }
+    const mcp_json *got = mcp_json_get(r->result, "protocolVersion");
+    if (!mcp_json_str_eq(got, version)) {
+        const char *v = mcp_json_str(got, NULL);
+        mcp_response_free(r);
+        return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0, "the new session's protocol version is %.40s, not %s",
+                         v ? v : "(none)", version);
+    }
+    mcp_response_free(r);
+    if (!pool_send_begin(c))
+        return mcp__fail(err, MCP_ERR_CLOSED, 0, 0, "the client was closed");
+    st = mcp_client_notify(c, "notifications/initialized", NULL);
+    pool_send_end(c);
+    return st == MCP_OK ? MCP_OK : mcp__fail(err, st, 0, 0, "notifications/initialized: %s", mcp_status_str(st));
+}
+
+/* One new session on the pool, for the requests in c->sess_wait. */
+typedef struct sess_job {
+    mcp__job job; /* first: the pool hands this back */
+    mcp_client *c;
+    uint64_t gen; /* the session generation the refused request was sent with */
+} sess_job;
+
+static void sess_job_run(mcp__job *job)
+{
+    sess_job *sj = (sess_job *)job;
+    mcp_client *c = sj->c;
+    pthread_mutex_lock(&c->mu);
+    int renewed = sj->gen != c->sess_gen;
+    int stopping = c->stopping;
+    pthread_mutex_unlock(&c->mu);
+    mcp_error e;
+    mcp_error_clear(&e);
+    mcp_status st = MCP_OK;
+    if (stopping)
+        st = mcp__fail(&e, MCP_ERR_CLOSED, 0, 0, "the client was closed");
+    else if (!renewed)
+        /* Sent on the current session: start a new one. Sent on an older
+         * one: the new session exists already, just send it again. */
+        st = reinitialize(c, &e);
+    pthread_mutex_lock(&c->mu);
+    if (st == MCP_OK && !renewed) {
+        c->sess_gen++;
+        /* Under c->mu: close cannot free the transport in between (ready
+         * takes only the transport's lock). It reopens the GET stream. */
+        if (!c->stopping && c->t && c->t->ops->ready)
+            c->t->ops->ready(c->t, atomic_load(&c->proto), 0);
+    }
+    pending *list = c->sess_wait;
+    c->sess_wait = NULL;
+    c->sess_tail = &c->sess_wait;
+    c->sess_busy = 0;
+    pthread_mutex_unlock(&c->mu);
+    if (st == MCP_OK && !renewed)
+        mcp__client_log(c, MCP_LOG_WARNING,
+                        "HTTP 404: the server no longer knew the session; started a new one (what the old one "
+                        "had set up on the server, such as resource subscriptions or the log level, is not "
+                        "restored)");
+    char msg[MCP_ERROR_MESSAGE_MAX];
+    mcp_status fst = st == MCP_ERR_NOMEM ? MCP_ERR_NOMEM : MCP_ERR_CLOSED;
+    if (st) {
+        snprintf(msg, sizeof msg, "HTTP 404: session unknown to the server; a new one failed: %.150s", e.message);
+        if (st != MCP_ERR_CLOSED)
+            mcp__client_log(c, MCP_LOG_WARNING, "%s", msg);
+    }
+    while (list) {
+        pending *p = list;
+        list = p->park_next;
+        p->park_next = NULL;
+        if (st == MCP_OK)
+            park_resend(c, p);
+        else
+            park_fail(c, p, fst, msg);
+    }
+    mcp_free(sj);
+}
+
+void mcp__client_on_session_gone(mcp_client *c, uint64_t id, const char *message)
+{
+    const char *m = message ? message : "HTTP 404";
+    pthread_mutex_lock(&c->mu);
+    pending *p = find_locked(c, id);
+    if (!p || p->state != P_WAITING) {
+        pthread_mutex_unlock(&c->mu);
+        return;
+    }
+    if (c->stopping || p->sess_rounds >= MAX_SESSION_RESENDS || !strcmp(p->method, "initialize")) {
+        unsigned rounds = p->sess_rounds;
+        claim_locked(c, p);
+        pthread_mutex_unlock(&c->mu);
+        if (rounds)
+            finish(c, p, MCP_ERR_CLOSED, NULL, "%s (again, after %u new session%s)", m, rounds,
+                   rounds == 1 ? "" : "s");
+        else
+            finish(c, p, MCP_ERR_CLOSED, NULL, "%s", m);
+        return;
+    }
+    sess_job *sj = NULL;
+    if (!c->sess_busy) {
+        sj = mcp__calloc(1, sizeof *sj);
+        if (!sj) {
+            claim_locked(c, p);
+            pthread_mutex_unlock(&c->mu);
+            finish(c, p, MCP_ERR_NOMEM, NULL, "%s; cannot start a new session (out of memory)", m);
+            return;
+        }
+        sj->c = c;
+        sj->gen = p->sess_gen;
+        sj->job.run = sess_job_run;
+        c->sess_busy = 1;
+    }
+    p->sess_rounds++;
+    p->state = P_PARKED;
+    p->refs++; /* the parking list's */
+    p->park_next = NULL;
+    *c->sess_tail = p;
+    c->sess_tail = &p->park_next;
+    pthread_mutex_unlock(&c->mu);
+    if (sj && mcp__pool_submit(c->pool, &sj->job) != MCP_OK) {
+        pthread_mutex_lock(&c->mu);
+        pending *list = c->sess_wait;
+        c->sess_wait = NULL;
+        c->sess_tail = &c->sess_wait;
+        c->sess_busy = 0;
+        pthread_mutex_unlock(&c->mu);
+        while (list) {
+            pending *n = list->park_next;
+            list->park_next = NULL;
+            park_fail(c, list, MCP_ERR_CLOSED, "HTTP 404: the server no longer knows the session; cannot start "
+                      "a new one: the client is busy or closing");
+            list = n;
+        }
+        mcp_free(sj);
+    }
 }
 
 /* 2026-07-28 errors that prove the server modern (do not fall back). */

@@ -101,6 +101,15 @@ void mcp__client_on_request_failed(mcp_client *c, uint64_t id, mcp_status st, in
 void mcp__client_on_auth_failed(mcp_client *c, uint64_t id, int http_status, const char *challenge,
                                 const char *message);
 
+/*
+ * Legacy request `id` was refused with HTTP 404 although it carried a
+ * session id: the server no longer knows the session. The core starts a
+ * new one on its pool (initialize, which the transport must send without
+ * the old id, keeping the id of its answer; then ready() again) and sends
+ * the request again; `message` is what the caller sees when it gives up.
+ */
+void mcp__client_on_session_gone(mcp_client *c, uint64_t id, const char *message);
+
 /* Replaces the bearer token every later request of the transport carries. */
 typedef void (*mcp__set_token_fn)(mcp__ctransport *t, const char *token);
 

@@ -254,7 +254,9 @@ MCP_API mcp_status mcp_client_connect_stdio(mcp_client **out, const mcp_client_o
  * Connects to a server over Streamable HTTP (libcurl): the era probe (a
  * modern request; a 4xx without a modern JSON-RPC error means legacy) or
  * `initialize`, keeping the legacy session id, the protocol-version header
- * and the standalone GET stream.
+ * and the standalone GET stream. When the server later forgets the legacy
+ * session (404), the client starts a new one and sends the refused
+ * requests again (docs/client-http.md, "Legacy sessions").
  * With `http->oauth`, a 401 during the handshake (or later) runs the
  * authorization first (docs/client-http.md, "Authorization").
  * @return as mcp_client_connect_stdio(); MCP_ERR_IO for network failures;

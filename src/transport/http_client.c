@@ -22,10 +22,12 @@
  *     frame like any other (the era probe's -32022); anything else fails
  *     the request (401/403 go to the core with the challenge, which
  *     authorizes and sends the request again when it has an OAuth session,
- *     else fails it with MCP_ERR_AUTH; a legacy 404 is the end of the
- *     session; others MCP_ERR_PROTOCOL with the status).
+ *     else fails it with MCP_ERR_AUTH; a legacy 404 to a request that
+ *     carried the session id goes to the core, which starts a new session
+ *     and sends the request again; others MCP_ERR_PROTOCOL with the status).
  *
- * Legacy sessions keep the Mcp-Session-Id of the initialize response, open
+ * Legacy sessions keep the Mcp-Session-Id of the initialize response (an
+ * initialize, also the one of a new session, never carries the old id), open
  * the standalone GET stream once the handshake settled (reconnecting when
  * it drops), and end with DELETE on close. The deprecated HTTP+SSE
  * transport (2024-11-05) is used when asked for, or when a legacy
@@ -177,6 +179,15 @@ static int is_closing(const http_client *t)
 static char *dup_str(const char *s)
 {
     return s ? mcp__strndup(s, strlen(s)) : NULL;
+}
+
+/* Has a legacy session id (an initialize answered with one)? */
+static int has_session(http_client *t)
+{
+    pthread_mutex_lock(&t->mu);
+    int yes = t->session_id != NULL;
+    pthread_mutex_unlock(&t->mu);
+    return yes;
 }
 
 /* Visible ASCII only (0x21-0x7E), non-empty: session ids, versions. */
@@ -479,9 +490,10 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
             if (t->barrier == x)
                 t->barrier = NULL;
         }
-        if (x->status >= 200 && x->status < 300 && x->is_initialize && x->session) {
+        if (x->status >= 200 && x->status < 300 && x->is_initialize && x->kind == XK_POST && !t->sse_mode) {
             /* Keep the session before the body (the InitializeResult) reaches
-             * the core, so the messages it sends next carry the id. */
+             * the core, so the messages it sends next carry the id (none:
+             * the new session has no id, the old one must not be sent). */
             pthread_mutex_lock(&t->mu);
             mcp_free(t->session_id);
             t->session_id = x->session;
@@ -994,16 +1006,16 @@ static void describe_status(const xfer *x, int with_status, char *out, size_t ca
 }
 
 /* The legacy session is no longer known to the server (404). */
-static void session_gone(xfer *x)
+static void session_gone(http_client *t, xfer *x)
 {
     char msg[256];
-    say(msg, sizeof msg,
-        "%s: the server no longer knows this session (it expired or was ended); connect again to start a new one",
+    say(msg, sizeof msg, "HTTP 404: %s: the server no longer knows this session (it expired or was ended)",
         x->what);
-    fail_request(x, MCP_ERR_CLOSED, 404, msg);
-    char all[300];
-    say(all, sizeof all, "HTTP 404: %s", msg);
-    connection_gone(x->t, MCP_ERR_CLOSED, all);
+    if (x->is_request && !is_closing(t))
+        /* The core starts a new session and sends the request again. */
+        mcp__client_on_session_gone(t->base.client, x->id, msg);
+    else if (!is_closing(t))
+        mcp__client_log(t->base.client, MCP_LOG_WARNING, "HTTP transport: %s; not sent again", msg);
 }
 
 /* Is the (non-2xx) body a JSON-RPC message at all? */
@@ -1019,7 +1031,7 @@ static int http_error(http_client *t, xfer *x)
 {
     if (x->status == 404 && x->kind == XK_POST && x->sent_session && !x->modern) {
         /* Whatever the body says: the session is gone (spec: start a new one). */
-        session_gone(x);
+        session_gone(t, x);
         return 0;
     }
     mcp_rpc_msg m;
@@ -1036,7 +1048,8 @@ static int http_error(http_client *t, xfer *x)
         }
     }
     long s = x->status;
-    if (x->kind == XK_POST && x->is_initialize && !t->sse_mode && !is_rpc && (s == 400 || s == 404 || s == 405)) {
+    if (x->kind == XK_POST && x->is_initialize && !t->sse_mode && !is_rpc && (s == 400 || s == 404 || s == 405) &&
+        !has_session(t)) {
         /* Perhaps an old server with the HTTP+SSE transport: try it. */
         t->fallback_status = s;
         curl_easy_cleanup(x->easy); /* its headers stay for the retry */
@@ -1444,7 +1457,7 @@ static mcp_status hc_send(mcp__ctransport *base, const mcp__out *msg)
         st = add_header(&h, "MCP-Protocol-Version: %s", msg->version);
     pthread_mutex_lock(&t->mu);
     int dead = t->dead;
-    if (!st && !msg->modern && t->session_id) {
+    if (!st && !msg->modern && t->session_id && !msg->is_initialize) {
         st = add_header(&h, "Mcp-Session-Id: %s", t->session_id);
         x->sent_session = 1;
     }
@@ -1708,7 +1721,7 @@ mcp_status mcp_client_connect_http(mcp_client **out, const mcp_client_opts *opts
     mcp__oauth *oa = NULL;
     if (http->oauth && (st = mcp__oauth_new(&oa, http->oauth, http->url, opts ? opts->name : NULL, err)))
         return st;
-    http_client *t;
+    http_client *t = NULL;
     if ((st = hc_new(&t, http, err))) {
         mcp__oauth_free(oa);
         return st;

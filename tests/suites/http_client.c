@@ -583,7 +583,7 @@ static void oversized(const char *version)
     server_stop(&s);
 }
 
-/* An idle session expires on the server; the next call learns it (404). */
+/* An idle session expires on the server; the next call gets 404 and goes again on a new one. */
 static void expired_session(void)
 {
     server s;
@@ -611,12 +611,11 @@ static void expired_session(void)
     sleep_ms(2500);
     mcp_response *r = NULL;
     st = mcp_client_call_tool(c, "echo", NULL, NULL, &r, &err);
-    CHECK(st == MCP_ERR_CLOSED && strstr(err.message, "404") && strstr(err.message, "session"),
-          "expired: the call after expiry says the session is gone (%s: %s)", mcp_status_name(st), err.message);
+    CHECK(st == MCP_OK, "expired: the call after expiry goes again on a new session (%s: %s)",
+          mcp_status_name(st), err.message);
     mcp_response_free(r);
-    st = mcp_client_call_tool(c, "echo", NULL, NULL, &r, &err);
-    CHECK(st == MCP_ERR_CLOSED, "expired: later calls fail at once (%s)", mcp_status_name(st));
-    mcp_response_free(r);
+    call_ok(c, "expired", "echo", "{\"x\":2}", "{\"x\":2}");
+    CHECK(!strcmp(mcp_client_protocol_version(c), MCP_PROTOCOL_2025_11_25), "expired: same protocol version");
     mcp_client_close(c);
     server_stop(&s);
 }
@@ -654,6 +653,10 @@ typedef struct fake {
     fconn *conns;
     char log[8192];        /* "METHOD rpc_method | interesting headers" lines */
     atomic_int stop;
+    atomic_int session;    /* fake_forgetful: the current session is sess-<session> */
+    atomic_int forgotten;  /* fake_forgetful: it no longer knows it */
+    atomic_int refuse;     /* fake_forgetful: initialize after the first answers 503 */
+    atomic_int bad;        /* fake_forgetful: an initialize carried a session id */
 } fake;
 
 /* The value of header `name` in a header block, copied; "<none>" when absent. */
@@ -706,6 +709,16 @@ static void fake_log(fake *f, const freq *r)
     snprintf(f->log + n, sizeof f->log - n, "%s %s |sid=%s|ver=%s|method=%s|name=%s|auth=%s|last=%s|region=%s\n",
              r->method, r->rpc_method, sid, ver, meth, name, auth, last, region);
     pthread_mutex_unlock(&f->mu);
+}
+
+static int count_log(fake *f, const char *needle)
+{
+    pthread_mutex_lock(&f->mu);
+    int n = 0;
+    for (const char *p = f->log; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    pthread_mutex_unlock(&f->mu);
+    return n;
 }
 
 static int has_log(fake *f, const char *needle)
@@ -931,6 +944,146 @@ static int fake_legacy(fake *f, int fd, const freq *r)
     return 1;
 }
 
+/*
+ * A legacy server that forgets its session on request: initialize hands out
+ * sess-1, sess-2, ...; a request with any other id, or after tools/call
+ * "forget" was answered, gets 404.
+ */
+static int fake_forgetful(fake *f, int fd, const freq *r)
+{
+    char sid[128], cur[32];
+    hdr(r, "Mcp-Session-Id", sid, sizeof sid);
+    snprintf(cur, sizeof cur, "sess-%d", atomic_load(&f->session));
+    if (!strcmp(r->method, "GET")) {
+        reply(fd, 405, "text/plain", NULL, "no GET stream here");
+        return 1;
+    }
+    if (!strcmp(r->method, "DELETE")) {
+        reply(fd, 200, NULL, NULL, "");
+        return 1;
+    }
+    if (!strcmp(r->rpc_method, "server/discover")) {
+        reply(fd, 400, "text/plain", NULL, "Bad Request: Mcp-Session-Id header is required");
+        return 1;
+    }
+    if (!strcmp(r->rpc_method, "initialize")) {
+        if (sid[0])
+            atomic_fetch_add(&f->bad, 1);
+        if (atomic_load(&f->session) > 0 && atomic_load(&f->refuse)) {
+            reply(fd, 503, "text/plain", NULL, "Service Unavailable: no new sessions");
+            return 1;
+        }
+        char extra[64];
+        snprintf(extra, sizeof extra, "Mcp-Session-Id: sess-%d\r\n", atomic_fetch_add(&f->session, 1) + 1);
+        atomic_store(&f->forgotten, 0);
+        reply_result(fd, r, extra, INIT_RESULT);
+        return 1;
+    }
+    if (strcmp(sid, cur) != 0 || atomic_load(&f->forgotten)) {
+        reply(fd, 404, "text/plain", NULL, "Not Found: unknown session");
+        return 1;
+    }
+    if (r->rpc_id < 0) {
+        reply(fd, 202, NULL, NULL, "");
+        return 1;
+    }
+    if (strstr(r->body, "\"forget\""))
+        atomic_store(&f->forgotten, 1);
+    reply_result(fd, r, NULL, TEXT_RESULT);
+    return 1;
+}
+
+typedef struct hello_call {
+    mcp_client *c;
+    mcp_status st;
+    char msg[MCP_ERROR_MESSAGE_MAX];
+} hello_call;
+
+static void *hello_main(void *arg)
+{
+    hello_call *h = arg;
+    mcp_response *r = NULL;
+    mcp_error err;
+    mcp_error_clear(&err);
+    h->st = mcp_client_call_tool(h->c, "hello", NULL, NULL, &r, &err);
+    if (h->st == MCP_OK && !strstr(r ? (const char *)mcp_json_str(mcp_json_get(mcp_json_at(mcp_json_get(
+                                                mcp_response_result(r), "content"), 0), "text"), NULL) : "",
+                                   "fake says hi"))
+        h->st = MCP_ERR_PROTOCOL;
+    snprintf(h->msg, sizeof h->msg, "%s", err.message);
+    mcp_response_free(r);
+    return NULL;
+}
+
+/* The session is forgotten: every call in flight goes again on one new session. */
+static void forgetful_tests(void)
+{
+    fake f;
+    mcp_client *c;
+    mcp_error err;
+    mcp_response *r = NULL;
+    seen sn;
+    memset(&sn, 0, sizeof sn);
+    if (fake_start(&f, fake_forgetful) == 0) {
+        mcp_status st = connect_url(&c, f.url, NULL, &sn, 0, &err);
+        CHECK(st == MCP_OK, "forgetful: connect (%s: %s)", mcp_status_name(st), err.message);
+        if (st == MCP_OK) {
+            call_ok(c, "forgetful", "hello", NULL, "fake says hi");
+            call_ok(c, "forgetful", "forget", NULL, "fake says hi");
+            enum { N = 8 };
+            hello_call h[N];
+            pthread_t th[N];
+            for (int i = 0; i < N; i++) {
+                memset(&h[i], 0, sizeof h[i]);
+                h[i].c = c;
+                pthread_create(&th[i], NULL, hello_main, &h[i]);
+            }
+            int ok = 0;
+            for (int i = 0; i < N; i++) {
+                pthread_join(th[i], NULL);
+                ok += h[i].st == MCP_OK;
+                if (h[i].st != MCP_OK)
+                    fprintf(stderr, "  call %d: %s: %s\n", i, mcp_status_name(h[i].st), h[i].msg);
+            }
+            CHECK(ok == N, "forgetful: %d concurrent calls after the server forgot the session all answered (%d)",
+                  N, ok);
+            call_ok(c, "forgetful", "hello", NULL, "fake says hi");
+            mcp_client_close(c);
+        }
+        fake_stop(&f);
+        CHECK(count_log(&f, "POST initialize |sid=|") == 2, "forgetful: one new initialize for all of them:\n%s",
+              f.log);
+        CHECK(atomic_load(&f.bad) == 0, "forgetful: initialize never carries the old session id");
+        CHECK(has_log(&f, "POST notifications/initialized |sid=sess-2|ver=2025-11-25|"),
+              "forgetful: the new session is initialized");
+        CHECK(count_log(&f, "POST tools/call |sid=sess-2|") >= 9, "forgetful: the calls went again on sess-2");
+        CHECK(has_log(&f, "DELETE  |sid=sess-2|"), "forgetful: close ends the new session");
+        fake_free(&f);
+    }
+
+    /* The server forgets and will not start another session: the call fails, clearly. */
+    if (fake_start(&f, fake_forgetful) == 0) {
+        atomic_store(&f.refuse, 1);
+        mcp_status st = connect_url(&c, f.url, MCP_PROTOCOL_2025_11_25, &sn, 0, &err);
+        CHECK(st == MCP_OK, "forgetful 2: connect (%s: %s)", mcp_status_name(st), err.message);
+        if (st == MCP_OK) {
+            call_ok(c, "forgetful 2", "forget", NULL, "fake says hi");
+            st = mcp_client_call_tool(c, "hello", NULL, NULL, &r, &err);
+            CHECK(st == MCP_ERR_CLOSED && strstr(err.message, "404") && strstr(err.message, "503"),
+                  "forgetful 2: no new session: the call fails with both statuses (%s: %s)", mcp_status_name(st),
+                  err.message);
+            mcp_response_free(r);
+            atomic_store(&f.refuse, 0);
+            call_ok(c, "forgetful 2", "hello", NULL, "fake says hi");
+            mcp_client_close(c);
+        }
+        fake_stop(&f);
+        CHECK(has_log(&f, "POST tools/call |sid=sess-2|ver=2025-11-25|"),
+              "forgetful 2: once the server takes sessions again, the next call starts one:\n%s", f.log);
+        fake_free(&f);
+    }
+}
+
 /* A 2026-07-28 server; tools/call "cut" ends its stream before answering. */
 static int fake_modern(fake *f, int fd, const freq *r)
 {
@@ -1009,9 +1162,12 @@ static void fake_tests(void)
             mcp_response_free(r);
             call_ok(c, "fake legacy", "hello", NULL, "fake says hi");
             st = mcp_client_call_tool(c, "gone", NULL, NULL, &r, &err);
-            CHECK(st == MCP_ERR_CLOSED && strstr(err.message, "404") && strstr(err.message, "session"),
-                  "fake legacy: 404 ends the session (%s: %s)", mcp_status_name(st), err.message);
+            CHECK(st == MCP_ERR_CLOSED && strstr(err.message, "404") && strstr(err.message, "session") &&
+                      strstr(err.message, "after 2 new sessions"),
+                  "fake legacy: a request the server keeps refusing with 404 fails after two new sessions "
+                  "(%s: %s)", mcp_status_name(st), err.message);
             mcp_response_free(r);
+            call_ok(c, "fake legacy", "hello", NULL, "fake says hi");
             mcp_client_close(c);
         }
         fake_stop(&f);
@@ -1023,7 +1179,8 @@ static void fake_tests(void)
         CHECK(has_log(&f, "GET  |sid=sess-42|ver=2025-11-25"), "fake legacy: the GET stream was tried");
         CHECK(has_log(&f, "POST server/discover |sid=|ver=2026-07-28|method=server/discover|"),
               "fake legacy: the probe is a modern request");
-        CHECK(!has_log(&f, "DELETE"), "fake legacy: no DELETE after the session was gone");
+        CHECK(count_log(&f, "POST initialize |sid=|") == 3, "fake legacy: 404 to a session request: new sessions");
+        CHECK(has_log(&f, "DELETE  |sid=sess-42|"), "fake legacy: the last session is ended on close");
         fake_free(&f);
     }
 
@@ -1172,6 +1329,7 @@ int main(void)
     oversized(MCP_PROTOCOL_2025_11_25);
     oversized(MCP_PROTOCOL_2026_07_28);
     expired_session();
+    forgetful_tests();
     fake_tests();
     printf("http_client: %d passed, %d failed\n", atomic_load(&g_passed), atomic_load(&g_failed));
     return atomic_load(&g_failed) ? 1 : 0;
