@@ -179,19 +179,24 @@ static int start_http(http_peer *hp, const char *script, const char *a1, const c
             fclose(f);
     } else {
         close(fds[0]);
-        snprintf(hp->url, sizeof hp->url, "http://127.0.0.1:%u/mcp", port);
-        for (int i = 0; i < 100; i++) { /* up to 10 s for node to listen */
+        /* Up to 30 s for node to listen (a cold start on a loaded machine
+         * is slow); a peer that exited (port taken after all) is a failure. */
+        for (int i = 0; i < 300 && !hp->url[0]; i++) {
+            if (waitpid(hp->pid, NULL, WNOHANG) == hp->pid) {
+                hp->pid = -1;
+                break;
+            }
             int s = socket(AF_INET, SOCK_STREAM, 0);
             struct sockaddr_in a;
             memset(&a, 0, sizeof a);
             a.sin_family = AF_INET;
             a.sin_port = htons((uint16_t)port);
             a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+            if (connect(s, (struct sockaddr *)&a, sizeof a) == 0)
+                snprintf(hp->url, sizeof hp->url, "http://127.0.0.1:%u/mcp", port);
             close(s);
-            if (ok)
-                break;
-            usleep(100000);
+            if (!hp->url[0])
+                usleep(100000);
         }
     }
     return hp->url[0] ? 0 : -1;
@@ -380,14 +385,44 @@ static void everything(void)
         everything_checks(c, "everything");
 }
 
+/*
+ * A port for a peer that takes a fixed one: below Linux's ephemeral range
+ * (32768 and up), where ports bound to 0 by the tests running alongside
+ * land, and free on every address right now.
+ */
+static unsigned free_port(unsigned from)
+{
+    for (unsigned p = from; p < 32768; p++) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        if (s < 0)
+            break;
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_port = htons((uint16_t)p);
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        int ok = bind(s, (struct sockaddr *)&a, sizeof a) == 0;
+        close(s);
+        if (ok)
+            return p;
+    }
+    return from;
+}
+
 /* server-everything's Streamable HTTP mode listens on $PORT. */
 static void everything_http(void)
 {
     http_peer hp;
-    unsigned port = 20000 + (unsigned)(getpid() % 20000);
-    int ok = start_http(&hp, "node_modules/@modelcontextprotocol/server-everything/dist/index.js", "streamableHttp",
+    unsigned port = 20000 + (unsigned)(getpid() % 10000);
+    int ok = 0;
+    for (int attempt = 0; attempt < 3 && !ok; attempt++) { /* a port taken meanwhile: another one */
+        port = free_port(port + (unsigned)attempt * 7);
+        ok = start_http(&hp, "node_modules/@modelcontextprotocol/server-everything/dist/index.js", "streamableHttp",
                         NULL, port) == 0;
-    CHECK("everything.http.start", ok, "server-everything did not listen on %u", port);
+        if (!ok)
+            stop_http(&hp);
+    }
+    CHECK("everything.http.start", ok, "server-everything did not listen on %u within 30 s (or exited)", port);
     mcp_client *c = ok ? connect_url("everything.http", hp.url, NULL) : NULL;
     if (c)
         everything_checks(c, "everything.http");
