@@ -33,22 +33,54 @@ static void bound_name(char *out, size_t n, const char *tool)
 /* ------------------------------------------------------------------------ */
 /* Answering                                                                 */
 
-/* Claims the right to answer. 1 when this caller won. */
-static int claim(mcp_call *call)
+/* Tells mcp_server_opts.on_call_end how a call ended. */
+static void report(mcp_server *srv, int outcome, const mcp_rpc_id *id, const char *tool, const mcp_json *args,
+                   const mcp_principal *principal, const char *version, int code, const char *why,
+                   uint64_t start_ns, uint64_t end_ns)
+{
+    mcp_call_report r;
+    memset(&r, 0, sizeof r);
+    r.outcome = outcome < 0 ? MCP_CALL_CANCELLED : (mcp_call_outcome)outcome;
+    r.id = id;
+    r.tool = tool ? tool : "";
+    r.arguments = args;
+    r.principal = principal;
+    r.protocol_version = version;
+    r.rpc_code = code;
+    r.message = r.outcome == MCP_CALL_OK || r.outcome == MCP_CALL_CANCELLED || !why || !why[0] ? NULL : why;
+    if (!end_ns)
+        end_ns = mcp__now_ns();
+    r.duration_us = end_ns > start_ns ? (end_ns - start_ns) / 1000u : 0;
+    srv->opts.on_call_end(&r, srv->opts.on_call_end_user_data);
+}
+
+/*
+ * Claims the right to answer, as `outcome` (an mcp_call_outcome) with
+ * error `code` (0 for a result) and `why`: the winner reports it before
+ * the answer goes out (an audit record exists before the client sees the
+ * answer). 1 when this caller won.
+ */
+static int claim(mcp_call *call, int outcome, int code, const char *why)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&call->finished, &expected, 1))
         return 0;
     mcp_conn *c = call->conn;
+    int tell = c->srv->opts.on_call_end != NULL;
     pthread_mutex_lock(&c->mu);
     mcp__conn_unlink_call_locked(c, call); /* by pointer: the id may be in use again */
+    call->reported = tell;
     pthread_mutex_unlock(&c->mu);
+    if (tell)
+        report(c->srv, outcome, &call->msg.id, call->tool->e.key, call->args, call->principal, call->version, code,
+               why, call->start_ns, 0);
     return 1;
 }
 
-static void answer_error(mcp_call *call, int code, const char *message, const mcp_schema_result *violations)
+static void answer_error(mcp_call *call, int outcome, int code, const char *message,
+                         const mcp_schema_result *violations, const char *why)
 {
-    if (!claim(call))
+    if (!claim(call, outcome, code, why ? why : message))
         return;
     mcp_buf b;
     mcp_buf_init(&b, 0);
@@ -69,9 +101,9 @@ static void answer_error(mcp_call *call, int code, const char *message, const mc
 }
 
 /* Answers with a result whose content is one text block and isError: true. */
-static void answer_tool_error(mcp_call *call, const char *text, const mcp_schema_result *violations)
+static void answer_tool_error(mcp_call *call, int outcome, const char *text, const mcp_schema_result *violations)
 {
-    if (!claim(call))
+    if (!claim(call, outcome, 0, text))
         return;
     mcp_buf b;
     mcp_buf_init(&b, 0);
@@ -142,15 +174,18 @@ static void answer_result(mcp_call *call)
     /* Clients that cannot see structuredContent, and results with no other
      * content, get its JSON as text (the spec's backwards-compatibility rule). */
     if (call->structured && (!structured_ok || call->nblocks == 0) && add_structured_text(call) != MCP_OK) {
-        answer_error(call, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the tool result", NULL);
+        answer_error(call, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the tool result",
+                     NULL, NULL);
         return;
     }
     mcp_jw_array_end(&call->cw);
     if (mcp_jw_finish(&call->cw) != MCP_OK) {
-        answer_error(call, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the tool result", NULL);
+        answer_error(call, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the tool result",
+                     NULL, NULL);
         return;
     }
-    if (!claim(call))
+    if (!claim(call, call->is_error ? MCP_CALL_TOOL_ERROR : MCP_CALL_OK, 0,
+               call->is_error ? (call->err_text[0] ? call->err_text : "the tool reported an error") : NULL))
         return;
     mcp_buf b;
     mcp_buf_init(&b, 0);
@@ -215,23 +250,30 @@ static void execute(mcp_call *call)
         if (protocol) {
             char msg[200];
             snprintf(msg, sizeof msg, "invalid params for %s", t->e.key);
-            answer_error(call, MCP_RPC_INVALID_PARAMS, msg, res);
+            mcp_buf text;
+            mcp_buf_init(&text, 0);
+            if (res)
+                violations_text(t->e.key, res, &text);
+            answer_error(call, MCP_CALL_INVALID_ARGUMENTS, MCP_RPC_INVALID_PARAMS, msg, res,
+                         text.data ? text.data : verr.message);
+            mcp_buf_cleanup(&text);
         } else if (res) {
             mcp_buf text;
             mcp_buf_init(&text, 0);
             violations_text(t->e.key, res, &text);
-            answer_tool_error(call, text.data ? text.data : "Invalid arguments", res);
+            answer_tool_error(call, MCP_CALL_INVALID_ARGUMENTS, text.data ? text.data : "Invalid arguments", res);
             mcp_buf_cleanup(&text);
         } else {
             char msg[400];
             snprintf(msg, sizeof msg, "Invalid arguments for tool %s: %s", t->e.key, verr.message);
-            answer_tool_error(call, msg, NULL);
+            answer_tool_error(call, MCP_CALL_INVALID_ARGUMENTS, msg, NULL);
         }
         mcp_schema_result_free(res);
         return;
     }
     if (st) {
-        answer_error(call, MCP_RPC_INTERNAL_ERROR, "Internal error: could not validate the arguments", NULL);
+        answer_error(call, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "Internal error: could not validate the arguments",
+                     NULL, NULL);
         return;
     }
 
@@ -243,7 +285,7 @@ static void execute(mcp_call *call)
         /* Input needed (2026-07-28 round), a missing capability, or a bad answer. */
         char bound[200];
         bound_name(bound, sizeof bound, t->e.key);
-        if (claim(call))
+        if (claim(call, MCP_CALL_INPUT_REQUIRED, 0, "the tool asked the client for input"))
             mcp__ask_finish(call->conn, &call->msg.id, &call->ask, st, bound, call->args);
         return;
     }
@@ -251,14 +293,14 @@ static void execute(mcp_call *call)
         mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s failed: %s", t->e.key, mcp_status_str(st));
         char msg[200];
         snprintf(msg, sizeof msg, "Internal error: tool %s failed (%s)", t->e.key, mcp_status_str(st));
-        answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+        answer_error(call, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, msg, NULL, NULL);
         return;
     }
     if (call->nblocks == 0 && !call->structured && !call->is_error) {
         mcp__server_diag(srv, MCP_LOG_ERROR, "tool %s returned no content", t->e.key);
         char msg[200];
         snprintf(msg, sizeof msg, "Internal error: tool %s returned no content", t->e.key);
-        answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+        answer_error(call, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, msg, NULL, NULL);
         return;
     }
 
@@ -282,7 +324,7 @@ static void execute(mcp_call *call)
             char msg[200];
             snprintf(msg, sizeof msg, "Internal error: tool %s produced a result that does not match its outputSchema",
                      t->e.key);
-            answer_error(call, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+            answer_error(call, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, msg, NULL, why);
             return;
         }
     }
@@ -334,7 +376,7 @@ void mcp__call_timeout(mcp_call *call)
     char text[200];
     snprintf(text, sizeof text, "Tool %s timed out after %u ms", call->tool->e.key, call->timeout_ms);
     call->timed_out = 1;
-    answer_tool_error(call, text, NULL);
+    answer_tool_error(call, MCP_CALL_TIMED_OUT, text, NULL);
 }
 
 void mcp__call_release(mcp_call *call)
@@ -350,9 +392,19 @@ void mcp__call_release(mcp_call *call)
     call_free(call);
 }
 
-/* Frees a call, but not its reference on the connection. */
+/* Frees a call, but not its reference on the connection; reports it first. */
 static void call_free_keep_conn(mcp_call *call)
 {
+    mcp_server *srv = call->conn->srv;
+    if (srv->opts.on_call_end) {
+        /* Not answered by anyone (cancelled, connection closed): no answer went out. */
+        pthread_mutex_lock(&call->conn->mu);
+        int reported = call->reported;
+        pthread_mutex_unlock(&call->conn->mu);
+        if (!reported)
+            report(srv, MCP_CALL_CANCELLED, &call->msg.id, call->tool->e.key, call->args, call->principal,
+                   call->version, 0, NULL, call->start_ns, 0);
+    }
     mcp_buf_cleanup(&call->content);
     mcp_json_doc_free(call->structured);
     mcp__ask_cleanup(&call->ask);
@@ -368,6 +420,21 @@ static void call_free(mcp_call *call)
     mcp_conn *c = call->conn;
     call_free_keep_conn(call);
     mcp__conn_release(c);
+}
+
+void mcp__call_report_forbidden(mcp_server *srv, const mcp_rpc_msg *m, const mcp_principal *p, const char *needs)
+{
+    if (!srv->opts.on_call_end || m->kind != MCP_RPC_REQUEST || !m->method || strcmp(m->method, "tools/call") != 0)
+        return;
+    size_t nlen = 0;
+    const char *n = mcp_json_str(mcp_json_get(m->params, "name"), &nlen);
+    const mcp_json *args = mcp_json_get(m->params, "arguments");
+    char asked[201], why[160];
+    snprintf(asked, sizeof asked, "%.*s", n ? (int)(nlen > 200 ? 200 : nlen) : 0, n ? n : "");
+    snprintf(why, sizeof why, "requires scope %.120s", needs ? needs : "");
+    uint64_t now = mcp__now_ns();
+    report(srv, MCP_CALL_FORBIDDEN, &m->id, asked, mcp_json_typeof(args) == MCP_JSON_OBJECT ? args : NULL, p, "", 0, why,
+           now, now);
 }
 
 static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
@@ -395,12 +462,24 @@ void mcp__call_start(mcp__req *r)
     const mcp_json *args = mcp_json_get(p, "arguments");
     size_t nlen;
     const char *n = mcp_json_str(name, &nlen);
+    uint64_t t0 = srv->opts.on_call_end ? mcp__now_ns() : 0;
+    /* The name as asked, for reports of calls refused before they start. */
+    char asked[201];
+    snprintf(asked, sizeof asked, "%.*s", n ? (int)(nlen > 200 ? 200 : nlen) : 0, n ? n : "");
+#define REFUSED(outcome, code, why)                                                                        \
+    do {                                                                                                   \
+        if (srv->opts.on_call_end)                                                                         \
+            report(srv, (outcome), &msg->id, asked, mcp_json_typeof(args) == MCP_JSON_OBJECT ? args : NULL,           \
+                   r->principal, version, (code), (why), t0, 0);                                          \
+    } while (0)
     if (!n) {
         start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"");
+        REFUSED(MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "tools/call needs a string \"name\"");
         return;
     }
     if (args && mcp_json_typeof(args) != MCP_JSON_OBJECT) {
         start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+        REFUSED(MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "\"arguments\" must be an object");
         return;
     }
     mcp__tool *t = mcp__server_find_tool(srv, n, nlen);
@@ -416,10 +495,14 @@ void mcp__call_start(mcp__req *r)
         mcp_buf_cleanup(&q);
         start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, ok ? m.data : "Unknown tool");
         mcp_buf_cleanup(&m);
+        REFUSED(MCP_CALL_UNKNOWN_TOOL, MCP_RPC_INVALID_PARAMS, "unknown tool");
         return;
     }
     if (!mcp__entry_allows(&t->e, r->principal)) {
         mcp__reply_forbidden(r, t->e.scopes);
+        char why[160];
+        snprintf(why, sizeof why, "requires scope %.120s", t->e.scopes ? t->e.scopes : "");
+        REFUSED(MCP_CALL_FORBIDDEN, MCP_RPC_INVALID_REQUEST, why);
         mcp__tool_release(t);
         return;
     }
@@ -427,8 +510,10 @@ void mcp__call_start(mcp__req *r)
     if (!call) {
         mcp__tool_release(t);
         start_error(c, &msg->id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        REFUSED(MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "out of memory");
         return;
     }
+    call->start_ns = t0;
     call->job.run = run_job;
     call->tool = t;
     call->conn = c;
@@ -452,6 +537,7 @@ void mcp__call_start(mcp__req *r)
         mcp__ask_cleanup(&call->ask);
         mcp__tool_release(t);
         mcp_free(call);
+        REFUSED(MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "unusable inputResponses or requestState");
         return;
     }
     mcp_buf_init(&call->content, srv->opts.max_message);
@@ -488,6 +574,12 @@ void mcp__call_start(mcp__req *r)
         mcp__ask_cleanup(&call->ask);
         mcp__tool_release(t);
         mcp_free(call);
+        if (refuse_code == MCP_RPC_INTERNAL_ERROR)
+            REFUSED(MCP_CALL_BUSY, refuse_code, refuse);
+        else if (refuse_code)
+            REFUSED(MCP_CALL_MALFORMED, refuse_code, refuse);
+        else
+            REFUSED(MCP_CALL_CANCELLED, 0, NULL); /* the connection is closing */
         return;
     }
 
@@ -512,11 +604,13 @@ void mcp__call_start(mcp__req *r)
         mcp_jw_int(&w, mcp__pool_queued(srv->pool));
         mcp_jw_object_end(&w);
         mcp_rpc_end_error(&w);
-        if (claim(call) && mcp_jw_finish(&w) == MCP_OK)
+        if (claim(call, MCP_CALL_BUSY, MCP_RPC_INTERNAL_ERROR, "the tool queue is full") &&
+            mcp_jw_finish(&w) == MCP_OK)
             mcp__conn_send_to(c, &b, &call->msg.id, 1);
         mcp_buf_cleanup(&b);
         mcp__call_release(call);
     }
+#undef REFUSED
 }
 
 /* ------------------------------------------------------------------------ */
@@ -754,6 +848,8 @@ mcp_status mcp_call_error(mcp_call *call, const char *fmt, ...)
     if (n < 0)
         return MCP_ERR_INVALID_ARG;
     call->is_error = 1;
+    if (call->conn->srv->opts.on_call_end && !call->err_text[0])
+        snprintf(call->err_text, sizeof call->err_text, "%.199s", small);
     /* Long messages are cut rather than lost; the model still sees the start. */
     if ((size_t)n >= sizeof small)
         memcpy(small + sizeof small - 4, "...", 4);

@@ -226,6 +226,11 @@ struct mcp_call {
     mcp__asker ask;             /* input requests (elicitation, sampling, roots) */
     mcp_principal *principal;   /* who the call runs for (a reference), or NULL */
 
+    /* For mcp_server_opts.on_call_end only. */
+    uint64_t start_ns;          /* tools/call began */
+    int reported;               /* whoever answered reported it (under conn->mu) */
+    char err_text[200];         /* the handler's mcp_call_error() text (its thread only) */
+
     struct mcp_call *bucket_next; /* conn in-flight table chain */
     struct mcp_call *timer_next;  /* server timer list */
     struct mcp_call *timer_prev;
@@ -255,6 +260,9 @@ int mcp__entry_allows(const mcp__entry *e, const mcp_principal *p);
  * other methods or unknown names (those fail later on their own).
  */
 mcp_status mcp__server_request_scopes(mcp_server *srv, const mcp_rpc_msg *m, mcp_buf *out);
+/* A tools/call refused before the connection saw it (HTTP 403 for a missing
+ * scope): tells mcp_server_opts.on_call_end (MCP_CALL_FORBIDDEN). */
+void mcp__call_report_forbidden(mcp_server *srv, const mcp_rpc_msg *m, const mcp_principal *p, const char *needs);
 void mcp__tool_release(mcp__tool *t);
 void mcp__entry_release(mcp__entry *e);
 /* Registry operations; the caller holds srv->reg_lock (write for add/remove). */

@@ -934,6 +934,58 @@ static const char instructions[] =
     "Rule matches are indicators for human review. SAR information is confidential (31 U.S.C. 5318(g)(2)): never "
     "disclose it to the subjects.";
 
+/*
+ * Tool calls no handler saw (a missing scope, arguments the input schema
+ * refuses, an unknown tool, malformed params, a full server) are audited
+ * here, from libmcp's report of how each call ended: "denied" for a scope,
+ * "error" with the reason for the rest. Calls a handler ran audit
+ * themselves (ctx_end).
+ */
+static void audit_refused(const mcp_call_report *r, void *ud)
+{
+    aml_app *app = ud;
+    const char *outcome = "error", *why;
+    switch (r->outcome) {
+    case MCP_CALL_FORBIDDEN: outcome = "denied"; why = "insufficient scope"; break;
+    case MCP_CALL_INVALID_ARGUMENTS: why = "rejected: invalid arguments"; break;
+    case MCP_CALL_UNKNOWN_TOOL: why = "rejected: unknown tool"; break;
+    case MCP_CALL_MALFORMED: why = "rejected: malformed request"; break;
+    case MCP_CALL_BUSY: why = "rejected: server busy"; break;
+    default: return;
+    }
+    char tool[48], action[64], msg[120], detail[160], digest[65];
+    utf8_cut(r->tool[0] ? r->tool : "?", 40, tool, sizeof tool);
+    snprintf(action, sizeof action, "tool.%s", tool);
+    utf8_cut(r->message ? r->message : "", 110, msg, sizeof msg);
+    snprintf(detail, sizeof detail, "%s%s%s", why, msg[0] ? ": " : "", msg);
+    mcp_buf b;
+    mcp_jw w;
+    mcp_buf_init(&b, 0);
+    mcp_jw_init(&w, &b);
+    if (r->arguments)
+        mcp_jw_value(&w, r->arguments);
+    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, digest);
+    mcp_buf_cleanup(&b);
+    aml_audit_entry e = {actor_of(app, r->principal ? mcp_principal_subject(r->principal) : NULL), action, NULL,
+                         digest, NULL, outcome, detail};
+    aml_store_lock(app->store);
+    aml_err err;
+    if (aml_audit_append(app->store, &e, &err))
+        fprintf(stderr, "mcp-server-aml: audit log write failed: %s\n", err.msg);
+    aml_store_unlock(app->store);
+}
+
+void aml_server_opts(mcp_server_opts *so, aml_app *app)
+{
+    memset(so, 0, sizeof *so);
+    so->name = "mcp-server-aml";
+    so->version = MCP_VERSION_STRING;
+    so->title = "AML case work";
+    so->instructions = instructions;
+    so->on_call_end = audit_refused;
+    so->on_call_end_user_data = app;
+}
+
 int aml_serve(aml_app *app, const aml_serve_opts *o)
 {
     mcp_http_opts ho;
@@ -944,11 +996,7 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
         return 2;
     }
     mcp_server_opts so;
-    memset(&so, 0, sizeof so);
-    so.name = "mcp-server-aml";
-    so.version = MCP_VERSION_STRING;
-    so.title = "AML case work";
-    so.instructions = instructions;
+    aml_server_opts(&so, app);
     so.transcript_path = o->transcript;
     mcp_server *srv;
     mcp_error err;

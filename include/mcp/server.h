@@ -84,6 +84,49 @@ MCP_API const char *mcp_log_level_name(mcp_log_level level);
  */
 typedef void (*mcp_server_log_fn)(mcp_log_level level, const char *message, void *user_data);
 
+/* How one tools/call ended (mcp_call_report.outcome). */
+typedef enum mcp_call_outcome {
+    MCP_CALL_OK = 0,            /* a result the handler built, not isError */
+    MCP_CALL_TOOL_ERROR,        /* a result with isError the handler built (mcp_call_error) */
+    MCP_CALL_INVALID_ARGUMENTS, /* refused by the tool's inputSchema (isError or -32602); no handler ran */
+    MCP_CALL_UNKNOWN_TOOL,      /* no such tool, or disabled (-32602); no handler ran */
+    MCP_CALL_MALFORMED,         /* bad params (no name, arguments not an object, a bad inputResponses
+                                   or requestState, an id already in progress); no handler ran */
+    MCP_CALL_FORBIDDEN,         /* the caller lacks a scope the tool requires; no handler ran */
+    MCP_CALL_BUSY,              /* too many calls in flight or a full queue (-32603, retryable); no handler ran */
+    MCP_CALL_INPUT_REQUIRED,    /* the handler asked the client (a 2026-07-28 input_required round
+                                   ended, or a capability was missing) */
+    MCP_CALL_TIMED_OUT,         /* the time limit answered (isError); the handler's result is dropped */
+    MCP_CALL_CANCELLED,         /* cancelled by the client or the connection closed: no answer */
+    MCP_CALL_FAILED             /* -32603: the handler failed, returned no content or content failing
+                                   its outputSchema, or the result could not be encoded */
+} mcp_call_outcome;
+
+/* What a tools/call came to; the pointers are valid during the report only. */
+typedef struct mcp_call_report {
+    mcp_call_outcome outcome;
+    const mcp_rpc_id *id;            /* the request's id */
+    const char *tool;                /* the name asked for (at most 200 bytes), "" when absent */
+    const mcp_json *arguments;       /* params.arguments as received, or NULL */
+    const mcp_principal *principal;  /* the caller's token, NULL without authorization */
+    const char *protocol_version;    /* of the request */
+    int rpc_code;                    /* the JSON-RPC error code answered, 0 for a result or no answer */
+    const char *message;             /* why, for every outcome but OK and CANCELLED (the error
+                                        message, the violations, the timeout), else NULL */
+    uint64_t duration_us;            /* from the start of its processing to the report */
+} mcp_call_report;
+
+/**
+ * Told how every tools/call ended, once per request, including those no
+ * handler ever saw (unknown tool, invalid arguments, missing scope, busy):
+ * for audit logs and metrics. Called just before the answer is sent (so a
+ * record exists before the client sees it; for a cancelled call, when it
+ * is dropped), from the thread that answers (an I/O thread, a worker, the
+ * timer thread); must be quick and thread-safe and must not call back into
+ * the server.
+ */
+typedef void (*mcp_call_report_fn)(const mcp_call_report *report, void *user_data);
+
 /* Server options; zero-initialise and set what you need. */
 typedef struct mcp_server_opts {
     const char *name;          /* serverInfo.name (copied); NULL = "libmcp-server" */
@@ -102,6 +145,8 @@ typedef struct mcp_server_opts {
     const char *transcript_path; /* append every frame in and out as a JSON line, or NULL */
     mcp_server_log_fn log;     /* diagnostics sink; NULL = lines on stderr (info and above) */
     void *log_user_data;       /* passed to `log` */
+    mcp_call_report_fn on_call_end; /* how each tools/call ended (audit, metrics), or NULL */
+    void *on_call_end_user_data;    /* passed to `on_call_end` */
 } mcp_server_opts;
 
 /**

@@ -570,6 +570,7 @@ static int scopes_ok(hreq *r, const mcp_rpc_msg *m, enum MHD_Result *res)
         add_words(&all, need.data);
         *res = reply_auth(hs, r->mc, MCP_AUTH_INSUFFICIENT_SCOPE,
                           "the token lacks a scope this request needs (see the scope parameter)", all.data);
+        mcp__call_report_forbidden(hs->srv, m, r->principal, need.data);
         mcp_buf_cleanup(&all);
     }
     mcp_buf_cleanup(&need);

@@ -72,18 +72,29 @@ static mcp_status connect_with(mcp_client **c, const char *bearer, mcp_error *er
     return mcp_client_connect_http(c, &o, &ho, err);
 }
 
-/* The actor of the last audit entry with `action`, or "". */
-static void last_actor(aml_store *s, const char *action, char *out, size_t cap)
+/* The last audit entry with `action` as "actor|outcome|detail", or "". */
+static void last_row(aml_store *s, const char *action, char *out, size_t cap)
 {
     out[0] = '\0';
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT actor FROM audit_log WHERE action = ?1 ORDER BY seq DESC LIMIT 1", -1, &st,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT actor || '|' || outcome || '|' || coalesce(detail, '') FROM audit_log "
+                           "WHERE action = ?1 ORDER BY seq DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
         return;
     sqlite3_bind_text(st, 1, action, -1, SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW)
         snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
+}
+
+/* The actor of the last audit entry with `action`, or "". */
+static void last_actor(aml_store *s, const char *action, char *out, size_t cap)
+{
+    last_row(s, action, out, cap);
+    char *bar = strchr(out, '|');
+    if (bar)
+        *bar = '\0';
 }
 
 /*
@@ -161,8 +172,10 @@ static void test_read_scope_steps_up_for_sar(void)
     CHECK((raw_post(t, "draftSar", hdr, sizeof hdr)) == 403);
     CHECK(strstr(hdr, "error=\"insufficient_scope\"") != NULL);
     CHECK(strstr(hdr, "scope=\"aml.sar\"") != NULL);
-    last_actor(g_store, "tool.draftSar", actor, sizeof actor);
-    CHECK(strcmp(actor, "") == 0); /* refused before the tool: nothing to audit */
+    /* Refused before the tool ran, and audited all the same (libmcp's call report). */
+    char row[512];
+    last_row(g_store, "tool.draftSar", row, sizeof row);
+    CHECK(strcmp(row, "analyst-jane|denied|insufficient scope: requires scope aml.sar") == 0);
     mcp_client_close(c);
     free(t);
 }
@@ -183,6 +196,13 @@ static void test_sar_scope_drafts(void)
     char actor[128];
     last_actor(g_store, "tool.draftSar", actor, sizeof actor);
     CHECK(strcmp(actor, "bsa-officer-kim") == 0);
+    /* Arguments the input schema refuses: no handler ran, the refusal is audited. */
+    CHECK((mcp_client_call_tool(c, "draftSar", "{}", NULL, &r, &err)) == MCP_OK);
+    CHECK(mcp_response_is_tool_error(r));
+    mcp_response_free(r);
+    char row[512];
+    last_row(g_store, "tool.draftSar", row, sizeof row);
+    CHECK(strncmp(row, "bsa-officer-kim|error|rejected: invalid arguments: ", 51) == 0 && strstr(row, "caseId"));
     /* The audit chain is intact after the authorized calls. */
     int64_t bad = 0;
     FILE *devnull = fopen("/dev/null", "w");
@@ -215,8 +235,7 @@ int main(void)
     g_app.store = g_store;
     g_app.actor = "unused";
     mcp_server_opts so;
-    memset(&so, 0, sizeof so);
-    so.name = "mcp-server-aml";
+    aml_server_opts(&so, &g_app);
     so.log = quiet;
     mcp_error err;
     mcp_auth_opts ao;

@@ -631,7 +631,109 @@ static void test_legacy_ask_cancel(void)
     capture_free(&cap);
 }
 
+/* ---- how each call ended (mcp_server_opts.on_call_end) -------------------------------------------- */
+
+typedef struct seen_report {
+    int outcome, code, has_args;
+    long long id;
+    char tool[64], message[200];
+    uint64_t us;
+} seen_report;
+
+static pthread_mutex_t g_rep_mu = PTHREAD_MUTEX_INITIALIZER;
+static seen_report g_rep[32];
+static int g_nrep;
+
+static void on_call_end(const mcp_call_report *r, void *ud)
+{
+    (void)ud;
+    pthread_mutex_lock(&g_rep_mu);
+    if (g_nrep < 32) {
+        seen_report *s = &g_rep[g_nrep++];
+        s->outcome = (int)r->outcome;
+        s->code = r->rpc_code;
+        s->has_args = r->arguments != NULL;
+        s->id = r->id && r->id->type == MCP_RPC_ID_INT ? (long long)r->id->num : -1;
+        snprintf(s->tool, sizeof s->tool, "%s", r->tool);
+        snprintf(s->message, sizeof s->message, "%s", r->message ? r->message : "(null)");
+        s->us = r->duration_us;
+    }
+    pthread_mutex_unlock(&g_rep_mu);
+}
+
+static const seen_report *report_for(long long id)
+{
+    for (int i = 0; i < g_nrep; i++)
+        if (g_rep[i].id == id)
+            return &g_rep[i];
+    return NULL;
+}
+
+static void test_call_reports(void)
+{
+    mcp_server_opts o;
+    fixture_opts(&o);
+    o.workers = 2;
+    o.log = quiet;
+    o.on_call_end = on_call_end;
+    mcp_server *srv = NULL;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    T_OK(fixture_register(srv, NULL));
+    g_nrep = 0;
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    static const char *calls[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"a\":1}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"fail\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"nosuch\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"arguments\":{}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"crash\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"limited\",\"arguments\":{\"ms\":3000}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":60000}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"hidden\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":[1]}}",
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        send_line(c, calls[i]);
+    sleep_ms(50);
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":8}}");
+    T_TRUE(wait_for(&cap, "\"id\":7,\"result\"", 3000) >= 0);
+    for (int i = 0; i < 300; i++) { /* reports follow the answers */
+        pthread_mutex_lock(&g_rep_mu);
+        int n = g_nrep;
+        pthread_mutex_unlock(&g_rep_mu);
+        if (n >= 10)
+            break;
+        sleep_ms(10);
+    }
+    mcp_conn_free(c);
+    pthread_mutex_lock(&g_rep_mu);
+    T_EQ_INT(g_nrep, 10); /* once per request, no more */
+    const seen_report *r;
+    T_TRUE((r = report_for(1)) && r->outcome == MCP_CALL_OK && r->code == 0 && r->has_args &&
+           !strcmp(r->tool, "echo") && !strcmp(r->message, "(null)"));
+    T_TRUE((r = report_for(2)) && r->outcome == MCP_CALL_TOOL_ERROR && strstr(r->message, "case store is unavailable"));
+    T_TRUE((r = report_for(3)) && r->outcome == MCP_CALL_INVALID_ARGUMENTS && r->code == 0 &&
+           strstr(r->message, "ms"));
+    T_TRUE((r = report_for(4)) && r->outcome == MCP_CALL_UNKNOWN_TOOL && r->code == MCP_RPC_INVALID_PARAMS &&
+           !strcmp(r->tool, "nosuch") && !r->has_args);
+    T_TRUE((r = report_for(5)) && r->outcome == MCP_CALL_MALFORMED && !strcmp(r->tool, "") && r->has_args);
+    T_TRUE((r = report_for(6)) && r->outcome == MCP_CALL_FAILED && r->code == MCP_RPC_INTERNAL_ERROR);
+    T_TRUE((r = report_for(7)) && r->outcome == MCP_CALL_TIMED_OUT && strstr(r->message, "timed out") &&
+           r->us >= 90000);
+    T_TRUE((r = report_for(8)) && r->outcome == MCP_CALL_CANCELLED && !strcmp(r->message, "(null)"));
+    T_TRUE((r = report_for(9)) && r->outcome == MCP_CALL_UNKNOWN_TOOL && !strcmp(r->tool, "hidden"));
+    T_TRUE((r = report_for(10)) && r->outcome == MCP_CALL_MALFORMED && !r->has_args);
+    pthread_mutex_unlock(&g_rep_mu);
+    mcp_server_free(srv);
+    capture_free(&cap);
+}
+
 TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
           TEST(test_slow_never_blocks_fast), TEST(test_busy_queue), TEST(test_close_cancels),
           TEST(test_handler_api_errors), TEST(test_many_connections), TEST(test_input_required_rounds),
-          TEST(test_legacy_ask_cancel))
+          TEST(test_legacy_ask_cancel), TEST(test_call_reports))
