@@ -731,6 +731,38 @@ static void test_call_reports(void)
     pthread_mutex_unlock(&g_rep_mu);
     mcp_server_free(srv);
     capture_free(&cap);
+
+    /* Busy (one worker, a queue of one) and an input_required round (2026-07-28). */
+    o.workers = 1;
+    o.queue_max = 1;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    T_OK(fixture_register(srv, NULL));
+    g_nrep = 0;
+    capture_init(&cap);
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                 "\"arguments\":{\"ms\":300}}}");
+    sleep_ms(50); /* the worker takes it */
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                 "\"arguments\":{\"ms\":1}}}");
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                 "\"arguments\":{\"ms\":1}}}");
+    /* 13 finds the queue full (12 waits in it, or 11 still does on a slow machine). */
+    T_TRUE(wait_for(&cap, "\"id\":11,\"result\"", 3000) >= 0);
+    T_TRUE(wait_for(&cap, "\"id\":12,", 3000) >= 0);
+    mcp_json_doc *d = modern_call(c, &cap, 14, "askMany", NULL);
+    T_NOT_NULL(d);
+    mcp_json_doc_free(d);
+    mcp_conn_free(c);
+    pthread_mutex_lock(&g_rep_mu);
+    T_EQ_INT(g_nrep, 4);
+    T_TRUE((r = report_for(11)) && r->outcome == MCP_CALL_OK && r->us >= 250000);
+    T_TRUE((r = report_for(13)) && r->outcome == MCP_CALL_BUSY && r->code == MCP_RPC_INTERNAL_ERROR);
+    T_TRUE((r = report_for(14)) && r->outcome == MCP_CALL_INPUT_REQUIRED && r->code == 0);
+    pthread_mutex_unlock(&g_rep_mu);
+    mcp_server_free(srv);
+    capture_free(&cap);
 }
 
 TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
