@@ -540,7 +540,7 @@ static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint
     return st;
 }
 
-/* A pool thread may use the transport (close waits for it): 0 once the client is closing. */
+/* A pool or timer thread may use the transport (close waits for it): 0 once the client is closing. */
 static int pool_send_begin(mcp_client *c)
 {
     pthread_mutex_lock(&c->mu);
@@ -589,11 +589,19 @@ static mcp_status send_simple(mcp_client *c, mcp_rpc_kind kind, const char *meth
     return send_out(c, &o);
 }
 
-/* Tells the server a request is abandoned: the transport's way, else notifications/cancelled. */
+/*
+ * Tells the server a request is abandoned: the transport's way, else
+ * notifications/cancelled. The timer thread calls it too, so it uses the
+ * transport only while mcp_client_close() waits (nothing once closing).
+ */
 static void tell_cancelled(mcp_client *c, uint64_t id, int modern, const char *reason)
 {
-    if (!c->t || c->t->ops->cancel(c->t, id, modern))
+    if (!pool_send_begin(c))
         return;
+    if (!c->t || c->t->ops->cancel(c->t, id, modern)) {
+        pool_send_end(c);
+        return;
+    }
     mcp_buf b;
     mcp_buf_init(&b, 0);
     mcp_jw w;
@@ -611,6 +619,7 @@ static void tell_cancelled(mcp_client *c, uint64_t id, int modern, const char *r
     if (mcp_jw_finish(&w) == MCP_OK)
         send_simple(c, MCP_RPC_NOTIFICATION, "notifications/cancelled", &b);
     mcp_buf_cleanup(&b);
+    pool_send_end(c);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1489,7 +1498,10 @@ static void on_response(mcp_client *c, mcp_rpc_msg *m)
         finish(c, p, MCP_OK, r, "%s", "");
 }
 
-/* Sends a response to a server-to-client request. */
+/*
+ * Sends a response to a server-to-client request (reader or pool thread;
+ * from the pool, mcp_client_close() may be running: nothing is sent then).
+ */
 static void send_answer(mcp_client *c, const mcp_json *id, mcp_buf *b)
 {
     (void)id;
@@ -1499,7 +1511,10 @@ static void send_answer(mcp_client *c, const mcp_json *id, mcp_buf *b)
     o.len = b->len;
     o.kind = MCP_RPC_RESULT;
     o.version = atomic_load(&c->proto);
+    if (!pool_send_begin(c))
+        return;
     send_out(c, &o);
+    pool_send_end(c);
 }
 
 static void send_error_answer(mcp_client *c, const mcp_json *id, int code, const char *message)
