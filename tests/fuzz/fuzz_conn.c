@@ -1,8 +1,9 @@
 /*
  * Fuzz target: a server connection fed arbitrary frame sequences (the
  * input split at newlines). Everything the server sends back must be a
- * valid JSON-RPC message, and the connection must close cleanly. The
- * fixture's slow tools are removed so an input cannot stall the run.
+ * valid JSON-RPC message, every tools/call report (on_call_end) well
+ * formed, and the connection must close cleanly. The fixture's slow tools
+ * are removed so an input cannot stall the run.
  */
 #include "../fixture/fixture.h"
 
@@ -30,6 +31,19 @@ static void quiet(mcp_log_level level, const char *message, void *ud)
     (void)ud;
 }
 
+/* Every call's report must be well formed (it is read in full). */
+static void check_report(const mcp_call_report *r, void *ud)
+{
+    (void)ud;
+    if ((int)r->outcome < MCP_CALL_OK || r->outcome > MCP_CALL_FAILED || !r->tool || !r->id)
+        abort();
+    volatile size_t n = strlen(r->tool) + (r->message ? strlen(r->message) : 0) +
+                        (r->protocol_version ? strlen(r->protocol_version) : 0);
+    (void)n;
+    if (r->arguments && mcp_json_typeof(r->arguments) != MCP_JSON_OBJECT)
+        abort();
+}
+
 static mcp_server *server(void)
 {
     static mcp_server *srv;
@@ -40,6 +54,7 @@ static mcp_server *server(void)
         o.log = quiet;
         o.max_message = 1 << 16;
         o.page_size = 3;
+        o.on_call_end = check_report;
         if (mcp_server_new(&srv, &o, NULL) || fixture_register(srv, NULL))
             abort();
         mcp_server_remove_tool(srv, "slow");
