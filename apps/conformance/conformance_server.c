@@ -59,6 +59,14 @@ static mcp_status simple_text(mcp_call *c, const mcp_json *a, void *u)
     return mcp_call_text(c, "This is a simple text response for testing.", NULL);
 }
 
+/* Echoes `region`, which the client also sends as the Mcp-Param-Region header. */
+static mcp_status header_param(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)u;
+    const char *region = mcp_json_str(mcp_json_get(a, "region"), NULL);
+    return mcp_call_textf(c, "region: %s", region ? region : "");
+}
+
 static mcp_status image_content(mcp_call *c, const mcp_json *a, void *u)
 {
     (void)a;
@@ -595,6 +603,10 @@ static const tool_spec g_tools[] = {
      "\"contactMethod\"]},\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
      "\"additionalProperties\":false}",
      schema_2020_12, 0},
+    {"test_header_param", "Echoes a parameter the client also sends as the Mcp-Param-Region header (SEP-2243)",
+     "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"}},"
+     "\"required\":[\"region\"]}",
+     header_param, 0},
     {"test_missing_capability", "Test tool requiring sampling", EMPTY, missing_capability, 0},
     {"test_input_required_result_elicitation", "MRTR: returns InputRequiredResult with elicitation request", EMPTY,
      ir_elicitation, 0},

@@ -2,8 +2,9 @@
 # Runs the official MCP conformance suite (pinned in package.json, on the
 # Node 22 binary the lockfile pins too) against mcp-server-conformance over
 # Streamable HTTP on loopback: the 2025-11-25 and 2026-07-28 requirement sets,
-# whose pending scenarios json-schema-2020-12 and server-sse-polling must pass
-# as well. There is no expected-failures file. Only the scenarios the spec
+# whose pending scenarios json-schema-2020-12, server-sse-polling (2025-11-25),
+# http-header-validation and http-custom-header-server-validation (2026-07-28,
+# SEP-2243) must pass as well. There is no expected-failures file. Only the scenarios the spec
 # revisions leave unscored (the tasks extension, other pending ones) may fail;
 # they are reported, not counted.
 # usage: run.sh SERVER_BINARY
@@ -35,26 +36,29 @@ for rev in 2025-11-25 2026-07-28; do
   grep -E '^(✓|✗|Total:|Not scored|  [✓✗])' "$out/$rev.log"
   [ $rc -eq 0 ] || status=1
   # Count every scenario's checks except the ones this revision leaves
-  # unscored; of those, the pending json-schema-2020-12 and
-  # server-sse-polling count too.
+  # unscored; of those, the pending ones named above count too.
   counts=$(awk '
     /^Not scored/ { tail = 1; next }
     tail && /^  (✓|✗) / { unscored[$2] = 1; next }
     !tail && /^(✓|✗) / { n = $2; sub(/:$/, "", n); p[n] = $3; f[n] = $5 }
     END {
       for (n in p) {
-        if ((n in unscored) && n != "json-schema-2020-12" && n != "server-sse-polling") continue
+        if ((n in unscored) && n != "json-schema-2020-12" && n != "server-sse-polling" &&
+            n != "http-header-validation" && n != "http-custom-header-server-validation") continue
         tp += p[n]; tf += f[n]
       }
       printf "%d %d\n", tp, tf
     }' "$out/$rev.log")
   set -- $counts
   passed=$((passed + $1)); failed=$((failed + $2))
-  # The two pending scenarios must have run (and passed) for this revision.
-  for s in json-schema-2020-12 server-sse-polling; do
-    if [ "$rev" = 2025-11-25 ] || [ "$s" = json-schema-2020-12 ]; then
-      grep -q "^✓ $s:" "$out/$rev.log" || { echo "missing or failing: $s"; failed=$((failed + 1)); }
-    fi
+  # The pending scenarios must have run (and passed) for this revision.
+  if [ "$rev" = 2025-11-25 ]; then
+    pending="json-schema-2020-12 server-sse-polling"
+  else
+    pending="json-schema-2020-12 http-header-validation http-custom-header-server-validation"
+  fi
+  for s in $pending; do
+    grep -q "^✓ $s:" "$out/$rev.log" || { echo "missing or failing: $s"; failed=$((failed + 1)); }
   done
 done
 if grep -q 'Sanitizer\|runtime error:' "$out/server.err"; then
