@@ -109,7 +109,7 @@ typedef struct mcp_call_report {
     const char *tool;                /* the name asked for (at most 200 bytes), "" when absent */
     const mcp_json *arguments;       /* params.arguments as received, or NULL */
     const mcp_principal *principal;  /* the caller's token, NULL without authorization */
-    const char *protocol_version;    /* of the request */
+    const char *protocol_version;    /* of the request; "" for a scope refused by the HTTP layer */
     int rpc_code;                    /* the JSON-RPC error code answered, 0 for a result or no answer */
     const char *message;             /* why, for every outcome but OK and CANCELLED (the error
                                         message, the violations, the timeout), else NULL */
