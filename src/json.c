@@ -476,6 +476,22 @@ static mcp_status parse_number(parser *ps, unsigned char **pp, mcp_json *v)
         v->u.d = neg ? -d : d;
         return MCP_OK;
     }
+    /* Its extension for larger exponents (1e28, 12.5e30): move the excess
+     * powers of ten into the mantissa while it stays exact (at most 2^53),
+     * then one multiplication by 1e22 as above. */
+    if (!dropped && exp10 > 22 && exp10 <= 22 + 16) {
+        uint64_t m = mant;
+        long e = exp10;
+        while (e > 22 && m <= (1ull << 53) / 10) {
+            m *= 10;
+            e--;
+        }
+        if (e == 22) {
+            double d = (double)m * 1e22;
+            v->u.d = neg ? -d : d;
+            return MCP_OK;
+        }
+    }
     v->u.d = slow_strtod(start, s);
     return MCP_OK;
 }

@@ -678,7 +678,57 @@ static void test_write_nomem(void)
     mcp_free(text);
 }
 
-TEST_MAIN(TEST(test_scalars), TEST(test_integers), TEST(test_reals), TEST(test_bad_numbers),
+/* Every real parses to exactly the double strtod gives (bit for bit), on
+ * the fast paths (exponents up to 22, and beyond it while the mantissa
+ * can absorb the excess) and the slow one alike. */
+static void test_reals_against_strtod(void)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    char text[64];
+    int mismatches = 0;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int digits = 1 + (int)(x % 17);
+        int point = (int)((x >> 8) % (unsigned)(digits + 1)); /* 0 = no fraction */
+        long e = (long)((x >> 16) % 80) - 30;                 /* -30 .. 49 */
+        size_t n = 0;
+        if ((x >> 24) & 1)
+            text[n++] = '-';
+        uint64_t y = x >> 28;
+        for (int k = 0; k < digits; k++) {
+            text[n++] = (char)('0' + (k == 0 && digits > 1 ? 1 + y % 9 : y % 10));
+            y = y / 10 ^ (x >> (k % 32));
+            if (point && k + 1 == point && k + 1 < digits)
+                text[n++] = '.';
+        }
+        n += (size_t)snprintf(text + n, sizeof text - n, "e%ld", e);
+        mcp_json_doc *d = NULL;
+        if (mcp_json_parse(&d, text, n, NULL, NULL) != MCP_OK) {
+            T_FAIL_("cannot parse %s", text);
+            continue;
+        }
+        double got = mcp_json_number(mcp_json_doc_root(d)), want = strtod(text, NULL);
+        if (memcmp(&got, &want, sizeof got) != 0 && mismatches++ < 5)
+            T_FAIL_("%s: %.17g, strtod says %.17g", text, got, want);
+        mcp_json_doc_free(d);
+    }
+    T_EQ_INT(mismatches, 0);
+    /* The extended fast path's edges, signed zeros included. */
+    static const char *const edges[] = {"1e23", "1.0e+28", "9007199254740992e22", "9007199254740993e23",
+                                        "900719925474099e23", "1e38", "1e39", "123e36", "0e30", "-0e25",
+                                        "4.5e37", "999999999999999e23", "1e22", "10e22"};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        mcp_json_doc *d = parse_ok(edges[i]);
+        T_NOT_NULL(d);
+        double got = mcp_json_number(mcp_json_doc_root(d)), want = strtod(edges[i], NULL);
+        T_TRUE(memcmp(&got, &want, sizeof got) == 0);
+        mcp_json_doc_free(d);
+    }
+}
+
+TEST_MAIN(TEST(test_scalars), TEST(test_integers), TEST(test_reals), TEST(test_reals_against_strtod), TEST(test_bad_numbers),
           TEST(test_strings), TEST(test_bad_strings), TEST(test_structure_errors),
           TEST(test_arrays_objects), TEST(test_big_object_lookup), TEST(test_duplicates),
           TEST(test_limits), TEST(test_pointer), TEST(test_equal), TEST(test_writer_basic),
