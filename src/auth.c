@@ -2,7 +2,8 @@
  * The resource server's token verifier (auth.h): options, the key set
  * and its refreshes, JWT and introspection checks, the verified-token
  * cache, principals, the RFC 9728 metadata and the WWW-Authenticate
- * challenges. The JOSE parsing lives in auth_jwt.c, HTTP in auth_fetch.c.
+ * challenges. The JOSE parsing lives in auth_jwt.c, HTTP in auth_fetch.c,
+ * the principals' accessors and scope lists in principal.c.
  *
  * Threads: verifications run on any thread at once. The key set is an
  * immutable, reference-counted object swapped under `keys_mu`; one fetch
@@ -35,17 +36,6 @@
 #define DEFAULT_TIMEOUT_MS 5000u
 #define MAX_INTROSPECTION_BYTES ((size_t)64 << 10)
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
-
-struct mcp_principal {
-    atomic_int refs;            /* owners: mcp_auth_verify's caller, the cache, requests and calls */
-    const char *sub;            /* `sub` (in claims), or NULL */
-    const char *client_id;      /* `client_id`, else `azp` (in claims), or NULL */
-    const char *iss;            /* `iss` (in claims), or NULL */
-    char *scopes;               /* granted scopes, space-separated ("" for none) */
-    char *held;                 /* granted plus implied scopes, space-separated */
-    int64_t exp;                /* expiry, Unix seconds, or 0 */
-    mcp_json_doc *claims;       /* the payload or introspection response */
-};
 
 /* What the resource URI gives: set once, then read without a lock. */
 typedef struct resinfo {
@@ -114,89 +104,6 @@ static uint64_t mono_ms(void)
 static int64_t wall_s(void)
 {
     return (int64_t)time(NULL);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Words: space-separated lists                                              */
-
-/* Next word of a space-separated list; 0 at the end. */
-static int next_word(const char **p, const char **w, size_t *n)
-{
-    const char *s = *p;
-    while (*s == ' ')
-        s++;
-    if (!*s)
-        return 0;
-    const char *e = s;
-    while (*e && *e != ' ')
-        e++;
-    *w = s;
-    *n = (size_t)(e - s);
-    *p = e;
-    return 1;
-}
-
-/* 1 when the space-separated `list` holds the word w[0..n). */
-static int list_has(const char *list, const char *w, size_t n)
-{
-    const char *p = list, *x;
-    size_t xl;
-    while (p && next_word(&p, &x, &xl))
-        if (xl == n && memcmp(x, w, n) == 0)
-            return 1;
-    return 0;
-}
-
-/* Copies a list with single spaces; NULL or blank gives NULL. Refuses
- * control characters, quotes and backslashes (the values end up in JSON
- * and in quoted header parameters). */
-static mcp_status words_dup(const char *in, char **out)
-{
-    *out = NULL;
-    if (!in)
-        return MCP_OK;
-    mcp_buf b;
-    mcp_buf_init(&b, MCP__SCOPES_MAX_LEN * 4);
-    const char *p = in, *w;
-    size_t n;
-    mcp_status st = MCP_OK;
-    while (!st && next_word(&p, &w, &n)) {
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)w[i] < 0x21 || w[i] == '"' || w[i] == '\\' || w[i] == 0x7f)
-                st = MCP_ERR_INVALID_ARG;
-        if (!st && b.len)
-            st = mcp_buf_append(&b, " ", 1);
-        if (!st)
-            st = mcp_buf_append(&b, w, n);
-    }
-    if (st) {
-        mcp_buf_cleanup(&b);
-        return st;
-    }
-    *out = b.data; /* NULL when nothing was appended */
-    return MCP_OK;
-}
-
-mcp_status mcp__scopes_normalize(const char *in, char **out)
-{
-    *out = NULL;
-    if (!in)
-        return MCP_OK;
-    const char *p = in, *w;
-    size_t n, count = 0, total = 0;
-    while (next_word(&p, &w, &n)) {
-        for (size_t i = 0; i < n; i++) {
-            unsigned char c = (unsigned char)w[i];
-            /* RFC 6749 section 3.3: %x21 / %x23-5B / %x5D-7E */
-            if (c < 0x21 || c == 0x22 || c == 0x5C || c > 0x7E)
-                return MCP_ERR_INVALID_ARG;
-        }
-        count++;
-        total += n + 1;
-    }
-    if (count > MCP__SCOPES_MAX || total > MCP__SCOPES_MAX_LEN)
-        return MCP_ERR_LIMIT;
-    return words_dup(in, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -327,90 +234,12 @@ const char *mcp_auth_metadata_url(const mcp_auth *a)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Principals                                                                */
-
-mcp_principal *mcp__principal_ref(const mcp_principal *p)
-{
-    mcp_principal *m = (mcp_principal *)p;
-    if (m)
-        atomic_fetch_add(&m->refs, 1);
-    return m;
-}
-
-void mcp_principal_free(mcp_principal *p)
-{
-    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
-        return;
-    mcp_free(p->scopes);
-    mcp_free(p->held);
-    mcp_json_doc_free(p->claims);
-    mcp_free(p);
-}
-
-const char *mcp_principal_subject(const mcp_principal *p)
-{
-    return p ? p->sub : NULL;
-}
-
-const char *mcp_principal_client_id(const mcp_principal *p)
-{
-    return p ? p->client_id : NULL;
-}
-
-const char *mcp_principal_issuer(const mcp_principal *p)
-{
-    return p ? p->iss : NULL;
-}
-
-const char *mcp_principal_scopes(const mcp_principal *p)
-{
-    return p && p->scopes ? p->scopes : "";
-}
-
-int64_t mcp_principal_expires(const mcp_principal *p)
-{
-    return p ? p->exp : 0;
-}
-
-const mcp_json *mcp_principal_claims(const mcp_principal *p)
-{
-    return p ? mcp_json_doc_root(p->claims) : NULL;
-}
-
-int mcp_principal_has_scope(const mcp_principal *p, const char *scope)
-{
-    if (!p || !scope || !*scope)
-        return 0;
-    return list_has(p->held, scope, strlen(scope));
-}
-
-int mcp_principal_has_scopes(const mcp_principal *p, const char *scopes)
-{
-    const char *s = scopes, *w;
-    size_t n;
-    while (s && next_word(&s, &w, &n))
-        if (!p || !list_has(p->held, w, n))
-            return 0;
-    return 1;
-}
-
-void mcp__principal_key(const mcp_principal *p, char *out, size_t cap)
-{
-    if (!cap)
-        return;
-    out[0] = '\0';
-    if (!p)
-        return;
-    if (p->sub)
-        snprintf(out, cap, "%s %s", p->iss ? p->iss : "", p->sub);
-    else
-        snprintf(out, cap, "%s client %s", p->iss ? p->iss : "", p->client_id ? p->client_id : "");
-}
+/* Building principals (the accessors are in principal.c)                    */
 
 /* Appends a word to a joined list unless present; 0 when full. */
 static int add_word(mcp_buf *b, const char *w, size_t n, size_t *count)
 {
-    if (list_has(b->data, w, n))
+    if (mcp__list_has(b->data, w, n))
         return 1;
     if (*count >= MCP__SCOPES_MAX)
         return 0;
@@ -432,17 +261,17 @@ static mcp_status expand_scopes(const mcp_auth *a, const char *granted, char **o
     const char *p = granted, *w;
     size_t n;
     int r = mcp_buf_append(&b, "", 0) == MCP_OK ? 1 : -1;
-    while (r > 0 && next_word(&p, &w, &n))
+    while (r > 0 && mcp__next_word(&p, &w, &n))
         r = add_word(&b, w, n, &count);
     for (int changed = 1; changed && r > 0;) {
         changed = 0;
         for (size_t i = 0; i < a->nhier && r > 0; i++) {
             const char *line = a->hier[i], *bw;
             size_t bn;
-            if (!next_word(&line, &bw, &bn) || !list_has(b.data, bw, bn))
+            if (!mcp__next_word(&line, &bw, &bn) || !mcp__list_has(b.data, bw, bn))
                 continue;
-            while (r > 0 && next_word(&line, &w, &n)) {
-                if (!list_has(b.data, w, n)) {
+            while (r > 0 && mcp__next_word(&line, &w, &n)) {
+                if (!mcp__list_has(b.data, w, n)) {
                     r = add_word(&b, w, n, &count);
                     changed |= r > 0;
                 }
@@ -490,7 +319,7 @@ static int aud_accepted(const mcp_auth *a, const char *aud, size_t n)
     if (a->audience) {
         const char *p = a->audience, *w;
         size_t wl;
-        while (next_word(&p, &w, &wl))
+        while (mcp__next_word(&p, &w, &wl))
             if (same_resource(w, wl, aud, n))
                 return 1;
         return 0;
@@ -531,7 +360,7 @@ static mcp_status check_claims(mcp_auth *a, mcp_json_doc *doc, int jwt, mcp_prin
         const char *is = mcp_json_str(iss, &il);
         if (!iss && jwt)
             return mcp__fail(err, MCP_ERR_AUTH, 0, 0, "the token has no iss claim");
-        if (iss && (!is || !list_has(a->issuers, is, il)))
+        if (iss && (!is || !mcp__list_has(a->issuers, is, il)))
             return mcp__fail(err, MCP_ERR_AUTH, 0, 0, "the token's issuer (iss) is not accepted here");
     }
     const mcp_json *aud = mcp_json_get(c, "aud");
@@ -583,7 +412,7 @@ static mcp_status check_claims(mcp_auth *a, mcp_json_doc *doc, int jwt, mcp_prin
     if (scope) {
         const char *p = scope, *w;
         size_t n;
-        while (!st && next_word(&p, &w, &n))
+        while (!st && mcp__next_word(&p, &w, &n))
             st = append_word(&g, w, n);
     } else {
         const mcp_json *scp = mcp_json_get(c, "scp");
@@ -1042,7 +871,7 @@ static void write_list(mcp_jw *w, const char *list)
     mcp_jw_array_begin(w);
     const char *p = list, *x;
     size_t n;
-    while (p && next_word(&p, &x, &n))
+    while (p && mcp__next_word(&p, &x, &n))
         mcp_jw_stringn(w, x, n);
     mcp_jw_array_end(w);
 }
@@ -1212,7 +1041,7 @@ static mcp_status parse_algs(const char *list, unsigned *out, mcp_error *err)
     unsigned bits = 0;
     const char *p = list, *w;
     size_t n;
-    while (next_word(&p, &w, &n)) {
+    while (mcp__next_word(&p, &w, &n)) {
         if (n == 4 && strncasecmp(w, "none", 4) == 0)
             return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "algorithms: \"none\" can never be allowed");
         if (n >= 2 && (w[0] == 'H' || w[0] == 'h') && (w[1] == 'S' || w[1] == 's'))
@@ -1273,11 +1102,11 @@ mcp_status mcp_auth_new(mcp_auth **out, const mcp_auth_opts *o, mcp_error *err)
     a->timeout_ms = o->fetch_timeout_ms ? o->fetch_timeout_ms : DEFAULT_TIMEOUT_MS;
 
     const char *what = NULL;
-    if ((st = words_dup(o->audience, &a->audience)))
+    if ((st = mcp__words_dup(o->audience, &a->audience)))
         what = "audience";
-    else if ((st = words_dup(o->issuers, &a->issuers)))
+    else if ((st = mcp__words_dup(o->issuers, &a->issuers)))
         what = "issuers";
-    else if ((st = words_dup(o->authorization_servers ? o->authorization_servers : o->issuers, &a->as_list)))
+    else if ((st = mcp__words_dup(o->authorization_servers ? o->authorization_servers : o->issuers, &a->as_list)))
         what = "authorization_servers";
     else if ((st = mcp__scopes_normalize(o->scopes_supported, &a->scopes_supported)))
         what = "scopes_supported";

@@ -26,6 +26,26 @@
 #define MCP__SCOPES_MAX 64u         /* scopes held by one principal (after the hierarchy) */
 #define MCP__SCOPES_MAX_LEN 4096u   /* bytes of a joined scope list */
 
+/* Who a verified token speaks for (principal.c; created by auth.c). */
+struct mcp_principal {
+    atomic_int refs;            /* owners: mcp_auth_verify's caller, the cache, requests and calls */
+    const char *sub;            /* `sub` (in claims), or NULL */
+    const char *client_id;      /* `client_id`, else `azp` (in claims), or NULL */
+    const char *iss;            /* `iss` (in claims), or NULL */
+    char *scopes;               /* granted scopes, space-separated ("" for none) */
+    char *held;                 /* granted plus implied scopes, space-separated */
+    int64_t exp;                /* expiry, Unix seconds, or 0 */
+    mcp_json_doc *claims;       /* the payload or introspection response */
+};
+
+/* Space-separated lists (principal.c). The next word of *p; 0 at the end. */
+int mcp__next_word(const char **p, const char **w, size_t *n);
+/* 1 when `list` holds the word w[0..n). */
+int mcp__list_has(const char *list, const char *w, size_t n);
+/* Copies a list with single spaces (NULL or blank gives NULL); refuses
+ * control characters, quotes and backslashes. */
+mcp_status mcp__words_dup(const char *in, char **out);
+
 /* Maps an `alg` name to its MCP__ALG_* bit; 0 for anything else. */
 unsigned mcp__alg_from_name(const char *name, size_t len);
 /* The name of one MCP__ALG_* bit. */
