@@ -87,3 +87,8 @@ char *mcp__strndup(const char *s, size_t n)
     p[n] = '\0';
     return p;
 }
+
+char *mcp__strdup(const char *s)
+{
+    return s ? mcp__strndup(s, strlen(s)) : NULL;
+}

@@ -1014,11 +1014,6 @@ void mcp_auth_free(mcp_auth *a)
     mcp_free(a);
 }
 
-static char *dup_opt(const char *s)
-{
-    return s ? mcp__strndup(s, strlen(s)) : NULL;
-}
-
 /* A form-encoded copy (RFC 6749 section 2.3.1 encodes client credentials so). */
 static char *form_dup(const char *s)
 {
@@ -1117,7 +1112,8 @@ mcp_status mcp_auth_new(mcp_auth **out, const mcp_auth_opts *o, mcp_error *err)
         return mcp__fail(err, st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID_ARG, 0, 0,
                          "%s: %s", what, st == MCP_ERR_NOMEM ? "out of memory" : "invalid characters or too many");
     }
-    if ((!a->scopes_supported && !(a->scopes_supported = dup_opt(""))) || (!a->required && !(a->required = dup_opt("")))) {
+    if ((!a->scopes_supported && !(a->scopes_supported = mcp__strdup(""))) ||
+        (!a->required && !(a->required = mcp__strdup("")))) {
         mcp_auth_free(a);
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }
@@ -1156,10 +1152,10 @@ mcp_status mcp_auth_new(mcp_auth **out, const mcp_auth_opts *o, mcp_error *err)
         }
         atomic_store(&a->res, r);
     }
-    a->jwks_file = dup_opt(o->jwks_file);
-    a->jwks_url = dup_opt(o->jwks_url);
-    a->introspect_url = dup_opt(o->introspection_url);
-    a->ca_file = dup_opt(o->ca_file);
+    a->jwks_file = mcp__strdup(o->jwks_file);
+    a->jwks_url = mcp__strdup(o->jwks_url);
+    a->introspect_url = mcp__strdup(o->introspection_url);
+    a->ca_file = mcp__strdup(o->ca_file);
     if (o->introspection_url) {
         a->client_user = form_dup(o->client_id);
         a->client_pass = form_dup(o->client_secret);

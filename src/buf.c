@@ -5,6 +5,8 @@
  */
 #include "internal.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #define BUF_DEFAULT_MAX (SIZE_MAX / 2)
@@ -84,4 +86,39 @@ void mcp_buf_reset(mcp_buf *b)
     b->len = 0;
     if (b->data)
         b->data[0] = '\0';
+}
+
+/* ------------------------------------------------------------------------ */
+/* Text for headers and messages                                             */
+
+int mcp__visible_ascii(const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7E)
+            return 0;
+    return 1;
+}
+
+void mcp__quote_text(char *out, size_t cap, const char *s, size_t n)
+{
+    size_t o = 0;
+    if (cap == 0)
+        return;
+    for (size_t i = 0; s && i < n && o + 1 < cap; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        out[o++] = ch == '\n' || ch == '\r' || ch == '\t' ? ' ' : ch < 0x20 || ch > 0x7E ? '?' : (char)ch;
+    }
+    while (o && out[o - 1] == ' ')
+        o--;
+    out[o] = '\0';
+}
+
+void mcp__say(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
 }

@@ -122,7 +122,7 @@ typedef struct server_req {
     mcp__job job;               /* first: the pool hands this back */
     mcp_client *c;
     mcp_json_doc *doc;          /* the request (owned) */
-    const mcp_json *id;         /* its id, in doc */
+    mcp_rpc_id id;              /* its id (a string id points into doc) */
     char method[64];            /* its method */
     const mcp_json *params;     /* in doc */
 } server_req;
@@ -136,6 +136,13 @@ typedef struct tool_info {
     char *hprop[MAX_PARAM_HEADERS];   /* argument names */
     char *hname[MAX_PARAM_HEADERS];   /* header suffixes (Mcp-Param-<hname>) */
 } tool_info;
+
+/* Requests parked while one job (an authorization, a new session) runs on the pool. */
+typedef struct park_list {
+    pending *head;              /* FIFO, linked by park_next; each holds a reference */
+    pending **tail;             /* its end */
+    int busy;                   /* the job is queued or running */
+} park_list;
 
 struct mcp_client {
     mcp_client_opts opts;       /* copy; strings below are owned copies */
@@ -163,14 +170,10 @@ struct mcp_client {
     tool_info *tools;           /* from the last mcp_client_list_tools */
     mcp__oauth *oauth;          /* OAuth session (HTTP), or NULL */
     mcp__set_token_fn set_token; /* installs its tokens in the transport */
-    int auth_busy;              /* an authorization job is queued or running */
     uint64_t auth_gen;          /* bumped each time a new token is installed */
-    pending *auth_wait;         /* requests waiting for the authorization (FIFO) */
-    pending **auth_tail;        /* its end */
-    int sess_busy;              /* a new-session job is queued or running */
+    park_list auth_wait;        /* requests waiting for the authorization */
     uint64_t sess_gen;          /* bumped each time a new legacy session was started */
-    pending *sess_wait;         /* requests waiting for the new session (FIFO) */
-    pending **sess_tail;        /* its end */
+    park_list sess_wait;        /* requests waiting for the new session */
     unsigned sending;           /* pool threads inside the transport's send */
     pthread_cond_t send_cv;     /* close waits for sending to reach 0 */
 
@@ -187,11 +190,6 @@ struct mcp_client {
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
-
-static char *dup_str(const char *s)
-{
-    return s ? mcp__strndup(s, strlen(s)) : NULL;
-}
 
 static void set_deadline(pending *p, unsigned ms)
 {
@@ -642,7 +640,7 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
                                 mcp_error *err)
 {
     pending *p = mcp__calloc(1, sizeof *p);
-    char *m = dup_str(method);
+    char *m = mcp__strdup(method);
     if (!p || !m) {
         mcp_free(p);
         mcp_free(m);
@@ -745,7 +743,7 @@ static char *param_header_value(const mcp_json *v)
 {
     switch (mcp_json_typeof(v)) {
     case MCP_JSON_BOOL:
-        return dup_str(mcp_json_bool(v) ? "true" : "false");
+        return mcp__strdup(mcp_json_bool(v) ? "true" : "false");
     case MCP_JSON_INT:
     case MCP_JSON_REAL: {
         size_t n;
@@ -1245,14 +1243,41 @@ static void park_fail(mcp_client *c, pending *p, mcp_status st, const char *msg)
     unref(c, p);
 }
 
-/* Takes the parked requests and ends the authorization (c->mu held). */
-static pending *auth_take_locked(mcp_client *c)
+/* Parks p on l (c->mu held); the list holds a reference until its job ends. */
+static void park_locked(park_list *l, pending *p)
 {
-    pending *list = c->auth_wait;
-    c->auth_wait = NULL;
-    c->auth_tail = &c->auth_wait;
-    c->auth_busy = 0;
+    p->state = P_PARKED;
+    p->refs++;
+    p->park_next = NULL;
+    *l->tail = p;
+    l->tail = &p->park_next;
+}
+
+/* Takes every request parked on l and ends its job (c->mu held). */
+static pending *park_take_locked(park_list *l)
+{
+    pending *list = l->head;
+    l->head = NULL;
+    l->tail = &l->head;
+    l->busy = 0;
     return list;
+}
+
+/* Ends l's job: each parked request goes again (resend) or fails with st and msg. */
+static void park_settle(mcp_client *c, park_list *l, int resend, mcp_status st, const char *msg)
+{
+    pthread_mutex_lock(&c->mu);
+    pending *list = park_take_locked(l);
+    pthread_mutex_unlock(&c->mu);
+    while (list) {
+        pending *p = list;
+        list = p->park_next;
+        p->park_next = NULL;
+        if (resend)
+            park_resend(c, p);
+        else
+            park_fail(c, p, st, msg);
+    }
 }
 
 /* Runs on a pool worker: one authorization, then every parked request goes again or fails. */
@@ -1282,7 +1307,6 @@ static void auth_job_run(mcp__job *job)
             c->set_token(c->t, token);
         c->auth_gen++;
     }
-    pending *list = auth_take_locked(c);
     pthread_mutex_unlock(&c->mu);
     mcp__oauth_wipe_free(token);
     char msg[MCP_ERROR_MESSAGE_MAX];
@@ -1296,15 +1320,7 @@ static void auth_job_run(mcp__job *job)
         if (fst == MCP_ERR_AUTH)
             mcp__client_log(c, MCP_LOG_WARNING, "%s", msg);
     }
-    while (list) {
-        pending *p = list;
-        list = p->park_next;
-        p->park_next = NULL;
-        if (st == MCP_OK)
-            park_resend(c, p);
-        else
-            park_fail(c, p, fst, msg);
-    }
+    park_settle(c, &c->auth_wait, st == MCP_OK, fst, msg);
     mcp_free(aj->challenge);
     mcp_free(aj);
 }
@@ -1340,9 +1356,9 @@ void mcp__client_on_auth_failed(mcp_client *c, uint64_t id, int http_status, con
         return;
     }
     auth_job *aj = NULL;
-    if (!c->auth_busy) {
+    if (!c->auth_wait.busy) {
         aj = mcp__calloc(1, sizeof *aj);
-        char *ch = challenge ? dup_str(challenge) : NULL;
+        char *ch = challenge ? mcp__strdup(challenge) : NULL;
         if (!aj || (challenge && !ch)) {
             mcp_free(aj);
             mcp_free(ch);
@@ -1356,25 +1372,13 @@ void mcp__client_on_auth_failed(mcp_client *c, uint64_t id, int http_status, con
         aj->challenge = ch;
         aj->gen = p->auth_gen;
         aj->job.run = auth_job_run;
-        c->auth_busy = 1;
+        c->auth_wait.busy = 1;
     }
     p->auth_rounds++;
-    p->state = P_PARKED;
-    p->refs++; /* the parking list's */
-    p->park_next = NULL;
-    *c->auth_tail = p;
-    c->auth_tail = &p->park_next;
+    park_locked(&c->auth_wait, p);
     pthread_mutex_unlock(&c->mu);
     if (aj && mcp__pool_submit(c->pool, &aj->job) != MCP_OK) {
-        pthread_mutex_lock(&c->mu);
-        pending *list = auth_take_locked(c);
-        pthread_mutex_unlock(&c->mu);
-        while (list) {
-            pending *n = list->park_next;
-            list->park_next = NULL;
-            park_fail(c, list, MCP_ERR_AUTH, "cannot start an authorization: the client is busy or closing");
-            list = n;
-        }
+        park_settle(c, &c->auth_wait, 0, MCP_ERR_AUTH, "cannot start an authorization: the client is busy or closing");
         mcp_free(aj->challenge);
         mcp_free(aj);
     }
@@ -1499,12 +1503,14 @@ static void on_response(mcp_client *c, mcp_rpc_msg *m)
 }
 
 /*
- * Sends a response to a server-to-client request (reader or pool thread;
- * from the pool, mcp_client_close() may be running: nothing is sent then).
+ * Finishes and sends a response to a server-to-client request (reader or
+ * pool thread; from the pool, mcp_client_close() may be running: nothing
+ * is sent then).
  */
-static void send_answer(mcp_client *c, const mcp_json *id, mcp_buf *b)
+static void send_answer(mcp_client *c, mcp_jw *w, mcp_buf *b)
 {
-    (void)id;
+    if (mcp_jw_finish(w) != MCP_OK)
+        return;
     mcp__out o;
     memset(&o, 0, sizeof o);
     o.frame = b->data;
@@ -1517,27 +1523,14 @@ static void send_answer(mcp_client *c, const mcp_json *id, mcp_buf *b)
     pool_send_end(c);
 }
 
-static void send_error_answer(mcp_client *c, const mcp_json *id, int code, const char *message)
+static void send_error_answer(mcp_client *c, const mcp_rpc_id *id, int code, const char *message)
 {
     mcp_buf b;
     mcp_buf_init(&b, 0);
     mcp_jw w;
     mcp_jw_init(&w, &b);
-    mcp_jw_object_begin(&w);
-    mcp_jw_key(&w, "jsonrpc");
-    mcp_jw_string(&w, "2.0");
-    mcp_jw_key(&w, "id");
-    mcp_jw_value(&w, id);
-    mcp_jw_key(&w, "error");
-    mcp_jw_object_begin(&w);
-    mcp_jw_key(&w, "code");
-    mcp_jw_int(&w, code);
-    mcp_jw_key(&w, "message");
-    mcp_jw_string(&w, message);
-    mcp_jw_object_end(&w);
-    mcp_jw_object_end(&w);
-    if (mcp_jw_finish(&w) == MCP_OK)
-        send_answer(c, id, &b);
+    mcp_rpc_write_error(&w, id, code, message, NULL);
+    send_answer(c, &w, &b);
     mcp_buf_cleanup(&b);
 }
 
@@ -1550,21 +1543,16 @@ static void server_request_job(mcp__job *job)
     mcp_buf_init(&b, 0);
     mcp_jw w;
     mcp_jw_init(&w, &b);
-    mcp_jw_object_begin(&w);
-    mcp_jw_key(&w, "jsonrpc");
-    mcp_jw_string(&w, "2.0");
-    mcp_jw_key(&w, "id");
-    mcp_jw_value(&w, sr->id);
-    mcp_jw_key(&w, "result");
+    mcp_rpc_begin_result(&w, &sr->id);
     char msg[MCP_ERROR_MESSAGE_MAX] = "";
     mcp_status st = answer_input(c, sr->method, sr->params, &w, msg, sizeof msg);
-    mcp_jw_object_end(&w);
-    if (st == MCP_OK && mcp_jw_finish(&w) == MCP_OK)
-        send_answer(c, sr->id, &b);
+    mcp_rpc_end(&w);
+    if (st == MCP_OK)
+        send_answer(c, &w, &b);
     else if (st == MCP_ERR_UNSUPPORTED)
-        send_error_answer(c, sr->id, MCP_RPC_METHOD_NOT_FOUND, msg);
+        send_error_answer(c, &sr->id, MCP_RPC_METHOD_NOT_FOUND, msg);
     else
-        send_error_answer(c, sr->id, MCP_RPC_INTERNAL_ERROR, msg[0] ? msg : "the client could not answer");
+        send_error_answer(c, &sr->id, MCP_RPC_INTERNAL_ERROR, msg[0] ? msg : "the client could not answer");
     mcp_buf_cleanup(&b);
     mcp_json_doc_free(sr->doc);
     mcp_free(sr);
@@ -1572,23 +1560,17 @@ static void server_request_job(mcp__job *job)
 
 static void on_server_request(mcp_client *c, mcp_rpc_msg *m)
 {
-    const mcp_json *id = mcp_json_get(m->root, "id");
+    const mcp_rpc_id *id = &m->id;
     if (mcp_rpc_method_is(m, "ping")) {
         mcp_buf b;
         mcp_buf_init(&b, 0);
         mcp_jw w;
         mcp_jw_init(&w, &b);
-        mcp_jw_object_begin(&w);
-        mcp_jw_key(&w, "jsonrpc");
-        mcp_jw_string(&w, "2.0");
-        mcp_jw_key(&w, "id");
-        mcp_jw_value(&w, id);
-        mcp_jw_key(&w, "result");
+        mcp_rpc_begin_result(&w, id);
         mcp_jw_object_begin(&w);
         mcp_jw_object_end(&w);
-        mcp_jw_object_end(&w);
-        if (mcp_jw_finish(&w) == MCP_OK)
-            send_answer(c, id, &b);
+        mcp_rpc_end(&w);
+        send_answer(c, &w, &b);
         mcp_buf_cleanup(&b);
         return;
     }
@@ -1607,7 +1589,7 @@ static void on_server_request(mcp_client *c, mcp_rpc_msg *m)
     sr->c = c;
     sr->doc = m->doc;
     m->doc = NULL;
-    sr->id = id;
+    sr->id = m->id;
     snprintf(sr->method, sizeof sr->method, "%s", m->method);
     sr->params = m->params;
     sr->job.run = server_request_job;
@@ -1782,12 +1764,12 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
     pthread_cond_init(&c->timer_cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&c->send_cv, NULL);
-    c->auth_tail = &c->auth_wait;
-    c->sess_tail = &c->sess_wait;
-    c->name = dup_str(o.name ? o.name : "libmcp-client");
-    c->version = dup_str(o.version ? o.version : mcp_version());
-    c->forced_version = dup_str(o.protocol_version);
-    c->caps_text = dup_str(o.capabilities ? o.capabilities : "{}");
+    c->auth_wait.tail = &c->auth_wait.head;
+    c->sess_wait.tail = &c->sess_wait.head;
+    c->name = mcp__strdup(o.name ? o.name : "libmcp-client");
+    c->version = mcp__strdup(o.version ? o.version : mcp_version());
+    c->forced_version = mcp__strdup(o.protocol_version);
+    c->caps_text = mcp__strdup(o.capabilities ? o.capabilities : "{}");
     if (!c->name || !c->version || !c->caps_text || (o.protocol_version && !c->forced_version)) {
         mcp_client_close(c);
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
@@ -2020,10 +2002,6 @@ static void sess_job_run(mcp__job *job)
         if (!c->stopping && c->t && c->t->ops->ready)
             c->t->ops->ready(c->t, atomic_load(&c->proto), 0);
     }
-    pending *list = c->sess_wait;
-    c->sess_wait = NULL;
-    c->sess_tail = &c->sess_wait;
-    c->sess_busy = 0;
     pthread_mutex_unlock(&c->mu);
     if (st == MCP_OK && !renewed)
         mcp__client_log(c, MCP_LOG_WARNING,
@@ -2037,15 +2015,7 @@ static void sess_job_run(mcp__job *job)
         if (st != MCP_ERR_CLOSED)
             mcp__client_log(c, MCP_LOG_WARNING, "%s", msg);
     }
-    while (list) {
-        pending *p = list;
-        list = p->park_next;
-        p->park_next = NULL;
-        if (st == MCP_OK)
-            park_resend(c, p);
-        else
-            park_fail(c, p, fst, msg);
-    }
+    park_settle(c, &c->sess_wait, st == MCP_OK, fst, msg);
     mcp_free(sj);
 }
 
@@ -2070,7 +2040,7 @@ void mcp__client_on_session_gone(mcp_client *c, uint64_t id, const char *message
         return;
     }
     sess_job *sj = NULL;
-    if (!c->sess_busy) {
+    if (!c->sess_wait.busy) {
         sj = mcp__calloc(1, sizeof *sj);
         if (!sj) {
             claim_locked(c, p);
@@ -2081,29 +2051,15 @@ void mcp__client_on_session_gone(mcp_client *c, uint64_t id, const char *message
         sj->c = c;
         sj->gen = p->sess_gen;
         sj->job.run = sess_job_run;
-        c->sess_busy = 1;
+        c->sess_wait.busy = 1;
     }
     p->sess_rounds++;
-    p->state = P_PARKED;
-    p->refs++; /* the parking list's */
-    p->park_next = NULL;
-    *c->sess_tail = p;
-    c->sess_tail = &p->park_next;
+    park_locked(&c->sess_wait, p);
     pthread_mutex_unlock(&c->mu);
     if (sj && mcp__pool_submit(c->pool, &sj->job) != MCP_OK) {
-        pthread_mutex_lock(&c->mu);
-        pending *list = c->sess_wait;
-        c->sess_wait = NULL;
-        c->sess_tail = &c->sess_wait;
-        c->sess_busy = 0;
-        pthread_mutex_unlock(&c->mu);
-        while (list) {
-            pending *n = list->park_next;
-            list->park_next = NULL;
-            park_fail(c, list, MCP_ERR_CLOSED, "HTTP 404: the server no longer knows the session; cannot start "
-                      "a new one: the client is busy or closing");
-            list = n;
-        }
+        park_settle(c, &c->sess_wait, 0, MCP_ERR_CLOSED,
+                    "HTTP 404: the server no longer knows the session; cannot start a new one: the client is busy "
+                    "or closing");
         mcp_free(sj);
     }
 }
@@ -2513,7 +2469,7 @@ static void cache_tools(mcp_client *c, const mcp_json *tools)
             size_t kl;
             const char *k2 = mcp_json_key_at(props, k, &kl);
             ti->hprop[ti->nheaders] = mcp__strndup(k2, kl);
-            ti->hname[ti->nheaders] = dup_str(h);
+            ti->hname[ti->nheaders] = mcp__strdup(h);
             ti->nheaders++;
         }
         ti->next = list;

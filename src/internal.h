@@ -37,4 +37,19 @@ void *mcp__calloc(size_t n, size_t size);
 /* Duplicates `n` bytes into a NUL-terminated copy. */
 char *mcp__strndup(const char *s, size_t n);
 
+/* A copy of the NUL-terminated `s`; NULL for NULL (or out of memory). */
+char *mcp__strdup(const char *s);
+
+/* Nonzero when s[0..n) is non-empty visible ASCII (0x21-0x7E): fit for an
+ * HTTP header value such as a token, a session id or a version. */
+int mcp__visible_ascii(const char *s, size_t n);
+
+/* Copies text a peer sent into a message (at most cap - 1 bytes, always
+ * NUL-terminated): line breaks and tabs become spaces, other control and
+ * non-ASCII bytes '?', trailing spaces are dropped. */
+void mcp__quote_text(char *out, size_t cap, const char *s, size_t n);
+
+/* snprintf into a fixed buffer where a cut is acceptable. */
+void mcp__say(char *out, size_t cap, const char *fmt, ...) MCP__PRINTF(3, 4);
+
 #endif /* MCP_INTERNAL_H */

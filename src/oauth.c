@@ -61,11 +61,6 @@
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
 
-static char *dup_str(const char *s)
-{
-    return s ? mcp__strndup(s, strlen(s)) : NULL;
-}
-
 void mcp__oauth_wipe_free(char *s)
 {
     if (!s)
@@ -74,39 +69,6 @@ void mcp__oauth_wipe_free(char *s)
     for (size_t i = 0; v[i]; i++)
         v[i] = 0;
     mcp_free(s);
-}
-
-/* Visible ASCII only (0x21-0x7E), non-empty: tokens go into a header. */
-static int visible(const char *s, size_t n)
-{
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7E)
-            return 0;
-    return 1;
-}
-
-/* Copies text a server sent into a message, without what a terminal should not see. */
-static void quote(char *out, size_t cap, const char *s, size_t n)
-{
-    size_t o = 0;
-    if (!cap)
-        return;
-    for (size_t i = 0; s && i < n && o + 1 < cap; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        out[o++] = ch < 0x20 || ch > 0x7E ? '?' : (char)ch;
-    }
-    out[o] = '\0';
-}
-
-static void say(char *out, size_t cap, const char *fmt, ...) MCP__PRINTF(3, 4);
-static void say(char *out, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, cap, fmt, ap);
-    va_end(ap);
 }
 
 static int streq(const char *a, const char *b)
@@ -137,7 +99,7 @@ static void parts_free(url_parts *u)
 static int split(const char *url, url_parts *u)
 {
     memset(u, 0, sizeof *u);
-    if (!url || !visible(url, strlen(url)))
+    if (!url || !mcp__visible_ascii(url, strlen(url)))
         return -1;
     CURLU *h = curl_url();
     if (!h)
@@ -605,7 +567,7 @@ static char *join_strings(const mcp_json *arr, int *nomem)
     for (size_t i = 0; i < mcp_json_len(arr) && !st; i++) {
         size_t n;
         const char *s = mcp_json_str(mcp_json_at(arr, i), &n);
-        if (!s || !visible(s, n))
+        if (!s || !mcp__visible_ascii(s, n))
             continue; /* a scope is a visible-ASCII word (RFC 6749 section 3.3) */
         if (b.len)
             st = mcp_buf_append(&b, " ", 1);
@@ -769,13 +731,13 @@ static mcp_status parse_object(const char *body, size_t len, mcp_json_doc **doc,
     if (st == MCP_ERR_NOMEM)
         return st;
     if (st != MCP_OK) {
-        say(why, cap, "%s is not JSON (%s)", what, e.message);
+        mcp__say(why, cap, "%s is not JSON (%s)", what, e.message);
         return MCP_ERR_INVALID_MSG;
     }
     if (mcp_json_typeof(mcp_json_doc_root(*doc)) != MCP_JSON_OBJECT) {
         mcp_json_doc_free(*doc);
         *doc = NULL;
-        say(why, cap, "%s is not a JSON object", what);
+        mcp__say(why, cap, "%s is not a JSON object", what);
         return MCP_ERR_INVALID_MSG;
     }
     return MCP_OK;
@@ -819,16 +781,16 @@ mcp_status mcp__oauth_parse_prm(const char *body, size_t len, const char *server
     out->resource = get_str(root, "resource", &nomem);
     const mcp_json *as = mcp_json_get(root, "authorization_servers");
     if (!nomem && !out->resource) {
-        say(why, cap, "the protected resource metadata has no \"resource\"");
+        mcp__say(why, cap, "the protected resource metadata has no \"resource\"");
         st = MCP_ERR_INVALID_MSG;
     } else if (!nomem && !mcp__oauth_resource_covers(out->resource, server_url)) {
         /* RFC 9728 section 3.3: metadata for another resource must not be used. */
         char q[120];
-        quote(q, sizeof q, out->resource, strlen(out->resource));
-        say(why, cap, "the protected resource metadata is for %s, not this server", q);
+        mcp__quote_text(q, sizeof q, out->resource, strlen(out->resource));
+        mcp__say(why, cap, "the protected resource metadata is for %s, not this server", q);
         st = MCP_ERR_AUTH;
     } else if (!nomem && (mcp_json_typeof(as) != MCP_JSON_ARRAY || mcp_json_len(as) == 0)) {
-        say(why, cap, "the protected resource metadata names no authorization_servers");
+        mcp__say(why, cap, "the protected resource metadata names no authorization_servers");
         st = MCP_ERR_INVALID_MSG;
     }
     if (!st && !nomem) {
@@ -848,7 +810,7 @@ mcp_status mcp__oauth_parse_prm(const char *body, size_t len, const char *server
                 k++;
         }
         if (!nomem && k == 0) {
-            say(why, cap, "the protected resource metadata names no usable authorization server "
+            mcp__say(why, cap, "the protected resource metadata names no usable authorization server "
                           "(https, or http on loopback)");
             st = MCP_ERR_INVALID_MSG;
         }
@@ -886,7 +848,7 @@ static int endpoint(const mcp_json *root, const char *key, int allow_http, char 
     if (*nomem)
         return -1;
     if (!*out || !mcp__oauth_url_allowed(*out, allow_http)) {
-        say(why, cap, "the authorization server metadata's %s is not an https URL (or http on loopback)", key);
+        mcp__say(why, cap, "the authorization server metadata's %s is not an https URL (or http on loopback)", key);
         return -1;
     }
     return 0;
@@ -912,8 +874,8 @@ mcp_status mcp__oauth_parse_as(const char *body, size_t len, const char *issuer,
         /* RFC 8414 section 3.3: simple string comparison, no normalisation. */
         char q[120] = "(none)";
         if (out->issuer)
-            quote(q, sizeof q, out->issuer, strlen(out->issuer));
-        say(why, cap, "the authorization server metadata names issuer %s, not the %.100s it was fetched for", q,
+            mcp__quote_text(q, sizeof q, out->issuer, strlen(out->issuer));
+        mcp__say(why, cap, "the authorization server metadata names issuer %s, not the %.100s it was fetched for", q,
             issuer);
         st = MCP_ERR_AUTH;
     }
@@ -923,7 +885,7 @@ mcp_status mcp__oauth_parse_as(const char *body, size_t len, const char *issuer,
          endpoint(root, "registration_endpoint", allow_http, &out->registration_endpoint, &nomem, why, cap)))
         st = MCP_ERR_INVALID_MSG;
     if (!st && !nomem && !out->token_endpoint) {
-        say(why, cap, "the authorization server metadata has no token_endpoint");
+        mcp__say(why, cap, "the authorization server metadata has no token_endpoint");
         st = MCP_ERR_INVALID_MSG;
     }
     if (!st && !nomem) {
@@ -971,7 +933,7 @@ mcp_status mcp__oauth_check_redirect(const char *landed, const char *redirect_ur
     *code = NULL;
     size_t bl = base_len(redirect_uri);
     if (!landed || strncmp(landed, redirect_uri, bl) != 0 || (landed[bl] != '?' && landed[bl] != '#')) {
-        say(why, cap, "the authorization ended somewhere other than the redirect URI");
+        mcp__say(why, cap, "the authorization ended somewhere other than the redirect URI");
         return MCP_ERR_AUTH;
     }
     const char *q = landed + bl;
@@ -1007,7 +969,7 @@ mcp_status mcp__oauth_check_redirect(const char *landed, const char *redirect_ur
                 dup = 1;
                 break;
             }
-            val[n] = eq ? form_decode(eq + 1, pl - kl - 1, &nul) : dup_str("");
+            val[n] = eq ? form_decode(eq + 1, pl - kl - 1, &nul) : mcp__strdup("");
             if (!val[n])
                 st = MCP_ERR_NOMEM;
             break;
@@ -1018,32 +980,32 @@ mcp_status mcp__oauth_check_redirect(const char *landed, const char *redirect_ur
     if (st) {
         /* out of memory: nothing to say */
     } else if (dup || nul) {
-        say(why, cap, "the authorization response repeats a parameter or hides a NUL byte; it is not used");
+        mcp__say(why, cap, "the authorization response repeats a parameter or hides a NUL byte; it is not used");
         st = MCP_ERR_AUTH;
     } else if (val[P_ISS] && !streq(val[P_ISS], issuer)) {
         /* RFC 9207 section 2.4 and the 2026-07-28 table: compare byte for
          * byte, whether advertised or not; on a mismatch nothing else in
          * the response (error, description) is acted on or shown. */
         char qi[100];
-        quote(qi, sizeof qi, val[P_ISS], strlen(val[P_ISS]));
-        say(why, cap, "the authorization response came from issuer %s, not %.80s (possible mix-up attack)", qi,
+        mcp__quote_text(qi, sizeof qi, val[P_ISS], strlen(val[P_ISS]));
+        mcp__say(why, cap, "the authorization response came from issuer %s, not %.80s (possible mix-up attack)", qi,
             issuer);
         st = MCP_ERR_AUTH;
     } else if (!val[P_ISS] && iss_required) {
-        say(why, cap, "the authorization server promises an iss parameter (RFC 9207) and the response has none");
+        mcp__say(why, cap, "the authorization server promises an iss parameter (RFC 9207) and the response has none");
         st = MCP_ERR_AUTH;
     } else if (!streq(val[P_STATE], state)) {
-        say(why, cap, "the authorization response's state does not match the request's");
+        mcp__say(why, cap, "the authorization response's state does not match the request's");
         st = MCP_ERR_AUTH;
     } else if (val[P_ERR]) {
         char e[60], d[120] = "";
-        quote(e, sizeof e, val[P_ERR], strlen(val[P_ERR]));
+        mcp__quote_text(e, sizeof e, val[P_ERR], strlen(val[P_ERR]));
         if (val[P_DESC])
-            quote(d, sizeof d, val[P_DESC], strlen(val[P_DESC]));
-        say(why, cap, "the authorization server refused: %s%s%s", e, d[0] ? ": " : "", d);
+            mcp__quote_text(d, sizeof d, val[P_DESC], strlen(val[P_DESC]));
+        mcp__say(why, cap, "the authorization server refused: %s%s%s", e, d[0] ? ": " : "", d);
         st = MCP_ERR_AUTH;
     } else if (!val[P_CODE] || !val[P_CODE][0]) {
-        say(why, cap, "the authorization response has no code");
+        mcp__say(why, cap, "the authorization response has no code");
         st = MCP_ERR_AUTH;
     } else {
         *code = val[P_CODE];
@@ -1078,10 +1040,10 @@ static void oauth_error(const mcp_json *root, char *out, size_t cap)
     if (!e)
         return;
     char qe[60], qd[120] = "";
-    quote(qe, sizeof qe, e, el);
+    mcp__quote_text(qe, sizeof qe, e, el);
     if (d)
-        quote(qd, sizeof qd, d, dl);
-    say(out, cap, "%s%s%s", qe, qd[0] ? " (" : "", qd[0] ? qd : "");
+        mcp__quote_text(qd, sizeof qd, d, dl);
+    mcp__say(out, cap, "%s%s%s", qe, qd[0] ? " (" : "", qd[0] ? qd : "");
     if (qd[0] && strlen(out) + 1 < cap)
         strcat(out, ")");
 }
@@ -1100,11 +1062,11 @@ mcp_status mcp__oauth_parse_tokens(long status, const char *body, size_t len, mc
         if (st == MCP_OK)
             oauth_error(mcp_json_doc_root(doc), e, sizeof e);
         mcp_json_doc_free(doc);
-        say(why, cap, "the token endpoint refused (HTTP %ld)%s%s", status, e[0] ? ": " : "", e);
+        mcp__say(why, cap, "the token endpoint refused (HTTP %ld)%s%s", status, e[0] ? ": " : "", e);
         return MCP_ERR_AUTH;
     }
     if (st) {
-        say(why, cap, "%s", sub);
+        mcp__say(why, cap, "%s", sub);
         return st;
     }
     const mcp_json *root = mcp_json_doc_root(doc);
@@ -1113,16 +1075,16 @@ mcp_status mcp__oauth_parse_tokens(long status, const char *body, size_t len, mc
     const char *tt = mcp_json_str(mcp_json_get(root, "token_type"), &tl);
     const mcp_json *rv = mcp_json_get(root, "refresh_token");
     const char *rt = mcp_json_str(rv, &rl);
-    if (!at || al > MAX_TOKEN || !visible(at, al)) {
-        say(why, cap, "the token endpoint's answer has no usable access_token");
+    if (!at || al > MAX_TOKEN || !mcp__visible_ascii(at, al)) {
+        mcp__say(why, cap, "the token endpoint's answer has no usable access_token");
         st = MCP_ERR_INVALID_MSG;
     } else if (tt && !(tl == 6 && strncasecmp(tt, "Bearer", 6) == 0)) {
         char q[40];
-        quote(q, sizeof q, tt, tl);
-        say(why, cap, "the token endpoint issued a %s token; this client sends Bearer tokens only", q);
+        mcp__quote_text(q, sizeof q, tt, tl);
+        mcp__say(why, cap, "the token endpoint issued a %s token; this client sends Bearer tokens only", q);
         st = MCP_ERR_UNSUPPORTED;
-    } else if (rv && (!rt || rl > MAX_TOKEN || !visible(rt, rl))) {
-        say(why, cap, "the token endpoint's refresh_token is not usable");
+    } else if (rv && (!rt || rl > MAX_TOKEN || !mcp__visible_ascii(rt, rl))) {
+        mcp__say(why, cap, "the token endpoint's refresh_token is not usable");
         st = MCP_ERR_INVALID_MSG;
     } else {
         out->access = mcp__strndup(at, al);
@@ -1235,11 +1197,11 @@ static mcp_status http_do(atomic_int *abort, long timeout_ms, const char *url, c
     r->abort = abort;
     pthread_once(&g_curl_once, curl_once);
     if (g_curl_rc != CURLE_OK) {
-        say(why, cap, "libcurl failed to initialise");
+        mcp__say(why, cap, "libcurl failed to initialise");
         return MCP_ERR_IO;
     }
     if (abort && atomic_load(abort)) {
-        say(why, cap, "the client is closing");
+        mcp__say(why, cap, "the client is closing");
         return MCP_ERR_CANCELLED;
     }
     CURL *e = curl_easy_init();
@@ -1248,7 +1210,7 @@ static mcp_status http_do(atomic_int *abort, long timeout_ms, const char *url, c
     const char *lines[3] = {"Accept: application/json", ctype, auth};
     char ct[96];
     if (ctype) {
-        say(ct, sizeof ct, "Content-Type: %s", ctype);
+        mcp__say(ct, sizeof ct, "Content-Type: %s", ctype);
         lines[1] = ct;
     }
     for (int i = 0; i < 3 && !nomem; i++) {
@@ -1300,23 +1262,23 @@ static mcp_status http_do(atomic_int *abort, long timeout_ms, const char *url, c
     mcp_status st = MCP_OK;
     if (nomem) {
         st = MCP_ERR_NOMEM;
-        say(why, cap, "out of memory");
+        mcp__say(why, cap, "out of memory");
     } else if (rc != CURLE_OK) {
         st = MCP_ERR_INTERNAL;
-        say(why, cap, "libcurl refused an option: %s", curl_easy_strerror(rc));
+        mcp__say(why, cap, "libcurl refused an option: %s", curl_easy_strerror(rc));
     } else {
         rc = curl_easy_perform(e);
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
         if (rc != CURLE_OK) {
             if (r->cut) {
                 st = MCP_ERR_LIMIT;
-                say(why, cap, "the answer is longer than %u bytes", MAX_DOC);
+                mcp__say(why, cap, "the answer is longer than %u bytes", MAX_DOC);
             } else if (abort && atomic_load(abort)) {
                 st = MCP_ERR_CANCELLED;
-                say(why, cap, "the client is closing");
+                mcp__say(why, cap, "the client is closing");
             } else {
                 st = MCP_ERR_IO;
-                say(why, cap, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+                mcp__say(why, cap, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
             }
         }
     }
@@ -1380,7 +1342,7 @@ static int redirect_ok(const char *u)
         return ok;
     }
     const char *colon = strchr(u, ':');
-    if (!colon || colon == u || !visible(u, strlen(u)))
+    if (!colon || colon == u || !mcp__visible_ascii(u, strlen(u)))
         return 0;
     for (const char *s = u; s < colon; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (s > u && strchr("0123456789+-.", *s))))
@@ -1433,14 +1395,14 @@ mcp_status mcp__oauth_new(mcp__oauth **out, const mcp_oauth_opts *opts, const ch
     if (!o)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     o->grant = p->grant;
-    o->client_id = dup_str(p->client_id);
-    o->client_secret = dup_str(p->client_secret);
-    o->client_issuer = dup_str(p->client_issuer);
-    o->cimd_url = dup_str(p->client_metadata_url);
-    o->client_name = dup_str(p->client_name ? p->client_name : default_name ? default_name : "libmcp-client");
-    o->redirect_uri = dup_str(p->redirect_uri);
-    o->scope = dup_str(p->scope);
-    o->server_url = dup_str(server_url);
+    o->client_id = mcp__strdup(p->client_id);
+    o->client_secret = mcp__strdup(p->client_secret);
+    o->client_issuer = mcp__strdup(p->client_issuer);
+    o->cimd_url = mcp__strdup(p->client_metadata_url);
+    o->client_name = mcp__strdup(p->client_name ? p->client_name : default_name ? default_name : "libmcp-client");
+    o->redirect_uri = mcp__strdup(p->redirect_uri);
+    o->scope = mcp__strdup(p->scope);
+    o->server_url = mcp__strdup(server_url);
     o->authorize = p->authorize;
     o->ud = p->user_data;
     o->timeout_ms = p->timeout_ms ? (long)p->timeout_ms : DEFAULT_TIMEOUT_MS;
@@ -1536,6 +1498,25 @@ static mcp_status get_doc(flow *f, const char *url, hresp *r)
     return http_do(&f->o->aborted, f->o->timeout_ms, url, NULL, NULL, 0, NULL, r, f->why, sizeof f->why);
 }
 
+/*
+ * One candidate metadata URL: MCP_OK with a 200 answer in r (the caller
+ * cleans it up), MCP_ERR_NOT_FOUND when there is none there (logged; try
+ * the next URL), or the status that ends the authorization (cancelled,
+ * out of memory; err is set).
+ */
+static mcp_status get_metadata(flow *f, const char *url, const char *what, hresp *r, mcp_error *err)
+{
+    mcp_status hs = get_doc(f, url, r);
+    if (hs == MCP_ERR_CANCELLED || hs == MCP_ERR_NOMEM)
+        return fail(f, err, hs, "%s", f->why);
+    if (hs == MCP_OK && r->status == 200)
+        return MCP_OK;
+    mcp__client_log(f->c, MCP_LOG_DEBUG, "authorization: no %s at %s (%s)", what, url, hs ? f->why : "not 200");
+    if (!hs)
+        hresp_cleanup(r);
+    return MCP_ERR_NOT_FOUND;
+}
+
 /* Step 2: Protected Resource Metadata. */
 static mcp_status discover_prm(flow *f, mcp_error *err)
 {
@@ -1544,11 +1525,11 @@ static mcp_status discover_prm(flow *f, mcp_error *err)
     size_t n = 0, k = 0;
     if (f->ch.resource_metadata) {
         if (mcp__oauth_url_allowed(f->ch.resource_metadata, o->allow_http)) {
-            if (!(urls[n++] = dup_str(f->ch.resource_metadata)))
+            if (!(urls[n++] = mcp__strdup(f->ch.resource_metadata)))
                 return fail(f, err, MCP_ERR_NOMEM, "out of memory");
         } else {
             char q[120];
-            quote(q, sizeof q, f->ch.resource_metadata, strlen(f->ch.resource_metadata));
+            mcp__quote_text(q, sizeof q, f->ch.resource_metadata, strlen(f->ch.resource_metadata));
             mcp__client_log(f->c, MCP_LOG_WARNING, "authorization: ignoring resource_metadata %s (not https)", q);
         }
     }
@@ -1562,17 +1543,12 @@ static mcp_status discover_prm(flow *f, mcp_error *err)
     st = MCP_ERR_NOT_FOUND;
     for (size_t i = 0; i < n && st == MCP_ERR_NOT_FOUND; i++) {
         hresp r;
-        mcp_status hs = get_doc(f, urls[i], &r);
-        if (hs == MCP_ERR_CANCELLED || hs == MCP_ERR_NOMEM) {
-            st = fail(f, err, hs, "%s", f->why);
-            break;
-        }
-        if (hs != MCP_OK || r.status != 200) {
-            mcp__client_log(f->c, MCP_LOG_DEBUG, "authorization: no resource metadata at %s (%s)", urls[i],
-                            hs ? f->why : "not 200");
-            if (!hs)
-                hresp_cleanup(&r);
+        mcp_status hs = get_metadata(f, urls[i], "resource metadata", &r, err);
+        if (hs == MCP_ERR_NOT_FOUND)
             continue;
+        if (hs) {
+            st = hs;
+            break;
         }
         hs = mcp__oauth_parse_prm(r.body.data ? r.body.data : "", r.body.len, o->server_url, o->allow_http, &f->prm,
                                   f->why, sizeof f->why);
@@ -1584,7 +1560,7 @@ static mcp_status discover_prm(flow *f, mcp_error *err)
             /* A resource that is not this server ends the authorization. */
             st = fail(f, err, hs == MCP_ERR_AUTH ? MCP_ERR_AUTH : hs, "%s (%s)", f->why, urls[i]);
         } else {
-            say(bad, sizeof bad, "%s (%s)", f->why, urls[i]);
+            mcp__say(bad, sizeof bad, "%s (%s)", f->why, urls[i]);
         }
     }
     free_list(urls, n);
@@ -1628,17 +1604,12 @@ static mcp_status discover_as(flow *f, mcp_error *err)
     st = MCP_ERR_NOT_FOUND;
     for (size_t i = 0; i < n && st == MCP_ERR_NOT_FOUND; i++) {
         hresp r;
-        mcp_status hs = get_doc(f, urls[i], &r);
-        if (hs == MCP_ERR_CANCELLED || hs == MCP_ERR_NOMEM) {
-            st = fail(f, err, hs, "%s", f->why);
-            break;
-        }
-        if (hs != MCP_OK || r.status != 200) {
-            mcp__client_log(f->c, MCP_LOG_DEBUG, "authorization: no server metadata at %s (%s)", urls[i],
-                            hs ? f->why : "not 200");
-            if (!hs)
-                hresp_cleanup(&r);
+        mcp_status hs = get_metadata(f, urls[i], "server metadata", &r, err);
+        if (hs == MCP_ERR_NOT_FOUND)
             continue;
+        if (hs) {
+            st = hs;
+            break;
         }
         hs = mcp__oauth_parse_as(r.body.data ? r.body.data : "", r.body.len, f->issuer, o->allow_http, &f->as, f->why,
                                  sizeof f->why);
@@ -1650,7 +1621,7 @@ static mcp_status discover_as(flow *f, mcp_error *err)
             st = fail(f, err, hs, "out of memory");
         } else {
             /* A document for another issuer is not used; the next URL may hold the right one. */
-            say(bad, sizeof bad, "%s (%s)", f->why, urls[i]);
+            mcp__say(bad, sizeof bad, "%s (%s)", f->why, urls[i]);
             mcp__client_log(f->c, MCP_LOG_WARNING, "authorization: %s", bad);
         }
     }
@@ -1664,7 +1635,7 @@ static mcp_status discover_as(flow *f, mcp_error *err)
     /* 2025-03-26: without metadata, the default endpoints on that origin. */
     const char *tails[3] = {"/authorize", "/token", "/register"};
     char **slots[3] = {&f->as.authorization_endpoint, &f->as.token_endpoint, &f->as.registration_endpoint};
-    int nomem = !(f->as.issuer = dup_str(f->issuer));
+    int nomem = !(f->as.issuer = mcp__strdup(f->issuer));
     for (int i = 0; i < 3 && !nomem; i++) {
         mcp_buf b;
         mcp_buf_init(&b, 0);
@@ -1708,9 +1679,9 @@ static reg *reg_new(const char *issuer, const char *id, const char *secret, unsi
     reg *r = mcp__calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    r->issuer = dup_str(issuer);
-    r->client_id = dup_str(id);
-    r->secret = dup_str(secret);
+    r->issuer = mcp__strdup(issuer);
+    r->client_id = mcp__strdup(id);
+    r->secret = mcp__strdup(secret);
     r->method = method;
     if (!r->issuer || !r->client_id || (secret && !r->secret)) {
         reg_free(r);
@@ -1852,7 +1823,7 @@ static mcp_status identify(flow *f, mcp_error *err)
                         "the pre-registered client belongs to %.90s, but the server now names %.90s; register "
                         "with it and configure that client",
                         bound, f->issuer);
-        if (!o->bound_issuer && !(o->bound_issuer = dup_str(f->issuer)))
+        if (!o->bound_issuer && !(o->bound_issuer = mcp__strdup(f->issuer)))
             return fail(f, err, MCP_ERR_NOMEM, "out of memory");
         r = reg_new(f->issuer, o->client_id, o->client_secret, pick_method(&f->as, o->client_secret != NULL));
     } else if (o->cimd_url && f->as.cimd) {
@@ -1933,7 +1904,7 @@ static mcp_status token_request(flow *f, mcp_buf *form, mcp__tokens *out, mcp_er
         st = http_do(&o->aborted, o->timeout_ms, f->as.token_endpoint, "application/x-www-form-urlencoded",
                      form->data, form->len, auth.data, &h, f->why, sizeof f->why);
     else
-        say(f->why, sizeof f->why, "out of memory");
+        mcp__say(f->why, sizeof f->why, "out of memory");
     if (auth.data)
         memset(auth.data, 0, auth.len);
     mcp_buf_cleanup(&auth);
@@ -2064,7 +2035,7 @@ static mcp_status credentials_grant(flow *f, const char *scope, mcp__tokens *out
 static int set_slot(char **slot, const char *v, int wipe)
 {
     char *n = NULL;
-    if (v && !(n = dup_str(v)))
+    if (v && !(n = mcp__strdup(v)))
         return -1;
     if (wipe)
         mcp__oauth_wipe_free(*slot);
@@ -2188,7 +2159,7 @@ mcp_status mcp_oauth_authorize_unattended(mcp_client *c, const char *authorizati
     if (!authorization_url || !redirect_uri || !redirect_out || !redirect_cap)
         return MCP_ERR_INVALID_ARG;
     size_t bl = base_len(redirect_uri);
-    char *cur = dup_str(authorization_url);
+    char *cur = mcp__strdup(authorization_url);
     if (!cur)
         return MCP_ERR_NOMEM;
     char why[WHY];
@@ -2210,14 +2181,14 @@ mcp_status mcp_oauth_authorize_unattended(mcp_client *c, const char *authorizati
             if (h && curl_url_set(h, CURLUPART_URL, cur, 0) == CURLUE_OK &&
                 curl_url_set(h, CURLUPART_URL, r.location, 0) == CURLUE_OK &&
                 curl_url_get(h, CURLUPART_URL, &full, 0) == CURLUE_OK)
-                next = dup_str(full);
+                next = mcp__strdup(full);
             curl_free(full);
             curl_url_cleanup(h);
             /* The redirect URI is reported as the server wrote it. */
             if (next && strncmp(r.location, redirect_uri, bl) == 0 &&
                 (r.location[bl] == '?' || r.location[bl] == '#' || r.location[bl] == '\0')) {
                 mcp_free(next);
-                next = dup_str(r.location);
+                next = mcp__strdup(r.location);
                 if (next && strlen(next) < redirect_cap) {
                     memcpy(redirect_out, next, strlen(next) + 1);
                     st = MCP_OK;

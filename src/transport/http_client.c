@@ -176,11 +176,6 @@ static int is_closing(const http_client *t)
     return atomic_load(&((http_client *)t)->closing);
 }
 
-static char *dup_str(const char *s)
-{
-    return s ? mcp__strndup(s, strlen(s)) : NULL;
-}
-
 /* Has a legacy session id (an initialize answered with one)? */
 static int has_session(http_client *t)
 {
@@ -190,42 +185,7 @@ static int has_session(http_client *t)
     return yes;
 }
 
-/* Visible ASCII only (0x21-0x7E), non-empty: session ids, versions. */
-static int visible_ascii(const char *s, size_t n)
-{
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7E)
-            return 0;
-    return 1;
-}
-
-/* Copies text into a message, replacing what a terminal should not see. */
-static void quote_into(char *out, size_t cap, const char *s, size_t n)
-{
-    size_t o = 0;
-    if (cap == 0)
-        return;
-    for (size_t i = 0; i < n && o + 1 < cap; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        out[o++] = ch == '\n' || ch == '\r' || ch == '\t' ? ' ' : ch < 0x20 || ch > 0x7E ? '?' : (char)ch;
-    }
-    while (o && out[o - 1] == ' ')
-        o--;
-    out[o] = '\0';
-}
-
 /* snprintf for messages, where a cut is fine (they are bounded on purpose). */
-static void say(char *out, size_t cap, const char *fmt, ...) MCP__PRINTF(3, 4);
-static void say(char *out, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, cap, fmt, ap);
-    va_end(ap);
-}
-
 static const char *reason(long status)
 {
     switch (status) {
@@ -535,7 +495,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
         else
             x->ctype = CT_OTHER;
     } else if (nl == 14 && strncasecmp(buf, "Mcp-Session-Id", 14) == 0 && x->is_initialize) {
-        if (vl > MAX_SESSION_ID || !visible_ascii(v, vl)) {
+        if (vl > MAX_SESSION_ID || !mcp__visible_ascii(v, vl)) {
             xfer_fail(x, MCP_ERR_PROTOCOL,
                       "%s: the server sent an invalid Mcp-Session-Id (%zu bytes; visible ASCII, at most %u)",
                       x->what, vl, MAX_SESSION_ID);
@@ -549,7 +509,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
         }
     } else if (nl == 16 && strncasecmp(buf, "WWW-Authenticate", 16) == 0) {
         if (!x->challenge[0])
-            quote_into(x->challenge, sizeof x->challenge, v, vl);
+            mcp__quote_text(x->challenge, sizeof x->challenge, v, vl);
         /* Several header lines are one comma-separated list (RFC 9110
          * section 5.3). Beyond the bound the rest is dropped: the Bearer
          * challenge comes first in practice, and a partial one still parses. */
@@ -780,7 +740,7 @@ static void start(http_client *t, xfer *x)
     const char *url = x->kind == XK_POST && t->sse_mode == 2 ? t->post_url : t->url;
     if (curl_easy_setopt(x->easy, CURLOPT_URL, url) != CURLE_OK ||
         curl_multi_add_handle(t->multi, x->easy) != CURLM_OK) {
-        say(x->fail_msg, sizeof x->fail_msg, "%s: libcurl refused the transfer", x->what);
+        mcp__say(x->fail_msg, sizeof x->fail_msg, "%s: libcurl refused the transfer", x->what);
         fail_request(x, MCP_ERR_INTERNAL, 0, x->fail_msg);
         if (x == t->get_stream)
             t->get_stream = NULL;
@@ -814,7 +774,7 @@ static void open_get_stream(http_client *t)
     xfer *x = xfer_new(t, XK_GET);
     if (!x)
         return;
-    say(x->what, sizeof x->what, "GET stream");
+    mcp__say(x->what, sizeof x->what, "GET stream");
     if (build_get(t, x, NULL) != MCP_OK) {
         mcp__client_log(t->base.client, MCP_LOG_WARNING, "HTTP transport: cannot open the GET stream");
         xfer_free(x);
@@ -858,7 +818,7 @@ static long run_timers(http_client *t)
         x->next = NULL;
         const char *last = resumable_id(&x->sse) ? x->sse.last_id : NULL;
         if (build_get(t, x, last) != MCP_OK) {
-            say(x->fail_msg, sizeof x->fail_msg, "%s: cannot reconnect (out of memory)", x->what);
+            mcp__say(x->fail_msg, sizeof x->fail_msg, "%s: cannot reconnect (out of memory)", x->what);
             fail_request(x, MCP_ERR_NOMEM, 0, x->fail_msg);
             if (x == t->get_stream)
                 t->get_stream = NULL;
@@ -878,7 +838,7 @@ static mcp_status start_sse_stream(http_client *t)
     xfer *x = xfer_new(t, XK_SSE);
     if (!x)
         return MCP_ERR_NOMEM;
-    say(x->what, sizeof x->what, "HTTP+SSE stream");
+    mcp__say(x->what, sizeof x->what, "HTTP+SSE stream");
     mcp_status st = build_get(t, x, NULL);
     if (st) {
         xfer_free(x);
@@ -919,7 +879,7 @@ static mcp_status on_endpoint(xfer *x, const char *data, size_t len)
         st = MCP_ERR_PROTOCOL;
         while (len && (rel[len - 1] == ' ' || rel[len - 1] == '\t'))
             rel[--len] = '\0';
-        if (len && visible_ascii(rel, len) && curl_url_set(u, CURLUPART_URL, t->url, 0) == CURLUE_OK &&
+        if (len && mcp__visible_ascii(rel, len) && curl_url_set(u, CURLUPART_URL, t->url, 0) == CURLUE_OK &&
             curl_url_set(base, CURLUPART_URL, t->url, 0) == CURLUE_OK &&
             curl_url_set(u, CURLUPART_URL, rel, 0) == CURLUE_OK &&
             curl_url_get(u, CURLUPART_URL, &full, 0) == CURLUE_OK &&
@@ -932,7 +892,7 @@ static mcp_status on_endpoint(xfer *x, const char *data, size_t len)
             /* Messages carry the token: they go to the stream's origin only. */
             if (strcasecmp(h1, h2) == 0 && strcasecmp(s1, s2) == 0 && strcmp(p1, p2) == 0) {
                 mcp_free(t->post_url);
-                t->post_url = dup_str(full);
+                t->post_url = mcp__strdup(full);
                 st = t->post_url ? MCP_OK : MCP_ERR_NOMEM;
             }
         }
@@ -989,27 +949,27 @@ static void describe_status(const xfer *x, int with_status, char *out, size_t ca
         mcp_rpc_decode(&m, x->resp.data, x->resp.len, NULL, NULL) == MCP_OK) {
         if (m.kind == MCP_RPC_ERROR) {
             char em[QUOTE_MAX];
-            quote_into(em, sizeof em, m.error_message, m.error_message_len);
-            say(body, sizeof body, "JSON-RPC error %lld: %s", (long long)m.error_code, em);
+            mcp__quote_text(em, sizeof em, m.error_message, m.error_message_len);
+            mcp__say(body, sizeof body, "JSON-RPC error %lld: %s", (long long)m.error_code, em);
         }
         mcp_rpc_msg_cleanup(&m);
     }
     if (!body[0] && x->resp.len)
-        quote_into(body, sizeof body, x->resp.data, x->resp.len < QUOTE_MAX ? x->resp.len : QUOTE_MAX);
+        mcp__quote_text(body, sizeof body, x->resp.data, x->resp.len < QUOTE_MAX ? x->resp.len : QUOTE_MAX);
     const char *r = reason(x->status);
     if (r[0] && !strncmp(body, r, strlen(r)))
         r = ""; /* the body already starts with the reason phrase */
     char st[24] = "";
     if (with_status || !r[0])
-        say(st, sizeof st, "HTTP %ld%s", x->status, r[0] ? " " : "");
-    say(out, cap, "%s: %s%s%s%s", x->what, st, r[0] ? r : "", body[0] ? ": " : "", body);
+        mcp__say(st, sizeof st, "HTTP %ld%s", x->status, r[0] ? " " : "");
+    mcp__say(out, cap, "%s: %s%s%s%s", x->what, st, r[0] ? r : "", body[0] ? ": " : "", body);
 }
 
 /* The legacy session is no longer known to the server (404). */
 static void session_gone(http_client *t, xfer *x)
 {
     char msg[256];
-    say(msg, sizeof msg, "HTTP 404: %s: the server no longer knows this session (it expired or was ended)",
+    mcp__say(msg, sizeof msg, "HTTP 404: %s: the server no longer knows this session (it expired or was ended)",
         x->what);
     if (x->is_request && !is_closing(t))
         /* The core starts a new session and sends the request again. */
@@ -1066,7 +1026,7 @@ static int http_error(http_client *t, xfer *x)
     describe_status(x, 0, msg, sizeof msg);
     if (s == 401 || s == 403) {
         char full[400];
-        say(full, sizeof full, "%s (WWW-Authenticate: %s)", msg, x->challenge[0] ? x->challenge : "none");
+        mcp__say(full, sizeof full, "%s (WWW-Authenticate: %s)", msg, x->challenge[0] ? x->challenge : "none");
         if (x->is_request && !is_closing(t))
             /* The core decides: authorize and send it again, or fail it. */
             mcp__client_on_auth_failed(t->base.client, x->id, (int)s,
@@ -1077,7 +1037,7 @@ static int http_error(http_client *t, xfer *x)
     }
     if (x->kind == XK_RESUME) {
         char full[460];
-        say(full, sizeof full, "resuming the stream with Last-Event-ID failed: %s", msg);
+        mcp__say(full, sizeof full, "resuming the stream with Last-Event-ID failed: %s", msg);
         fail_request(x, MCP_ERR_PROTOCOL, s, full);
         return 0;
     }
@@ -1092,16 +1052,16 @@ static int stream_ended(http_client *t, xfer *x, const char *why)
         return 0;
     if (!x->modern && !t->sse_mode && resumable_id(&x->sse) && x->attempts < t->max_reconnects) {
         x->kind = XK_RESUME;
-        say(x->what, sizeof x->what, "GET resuming request %llu", (unsigned long long)x->id);
+        mcp__say(x->what, sizeof x->what, "GET resuming request %llu", (unsigned long long)x->id);
         schedule(t, x);
         return 1;
     }
     char msg[300];
     if (x->attempts)
-        say(msg, sizeof msg, "%s: stream ended before the response (after %u reconnects)%s%s", x->what,
+        mcp__say(msg, sizeof msg, "%s: stream ended before the response (after %u reconnects)%s%s", x->what,
                  x->attempts, why ? ": " : "", why ? why : "");
     else
-        say(msg, sizeof msg, "%s: stream ended before the response%s%s", x->what, why ? ": " : "",
+        mcp__say(msg, sizeof msg, "%s: stream ended before the response%s%s", x->what, why ? ": " : "",
                  why ? why : "");
     fail_request(x, MCP_ERR_CLOSED, 0, msg);
     return 0;
@@ -1130,7 +1090,7 @@ static int post_done(http_client *t, xfer *x, CURLcode rc)
             schedule(t, x);
             return 1;
         }
-        say(msg, sizeof msg, "%s: %s", x->what, curl_why(x, rc));
+        mcp__say(msg, sizeof msg, "%s: %s", x->what, curl_why(x, rc));
         fail_request(x, MCP_ERR_IO, 0, msg);
         return 0;
     }
@@ -1143,14 +1103,14 @@ static int post_done(http_client *t, xfer *x, CURLcode rc)
     if (x->ctype == CT_JSON && x->resp.len && x->is_request) {
         deliver(t, x->resp.data, x->resp.len);
         if (!answers(x->resp.data, x->resp.len, x->id)) {
-            say(msg, sizeof msg, "%s: the JSON body is not the response to request %llu", x->what,
+            mcp__say(msg, sizeof msg, "%s: the JSON body is not the response to request %llu", x->what,
                 (unsigned long long)x->id);
             fail_request(x, MCP_ERR_PROTOCOL, x->status, msg);
         }
         return 0;
     }
     if (x->is_request) {
-        say(msg, sizeof msg, "%s: no JSON or event-stream response", x->what);
+        mcp__say(msg, sizeof msg, "%s: no JSON or event-stream response", x->what);
         fail_request(x, MCP_ERR_PROTOCOL, x->status, msg);
     }
     return 0;
@@ -1185,7 +1145,7 @@ static int get_done(http_client *t, xfer *x, CURLcode rc)
     if (x->attempts >= t->max_reconnects) {
         char msg[300];
         if (rc != CURLE_OK && !x->status)
-            say(msg, sizeof msg, "%s", curl_why(x, rc));
+            mcp__say(msg, sizeof msg, "%s", curl_why(x, rc));
         else
             describe_status(x, 1, msg, sizeof msg);
         mcp__client_log(c, MCP_LOG_WARNING, "HTTP transport: GET stream given up after %u reconnects (%s)",
@@ -1204,18 +1164,18 @@ static void sse_done(http_client *t, xfer *x, CURLcode rc)
     long s = x->status;
     if (x->fail_st) {
         st = x->fail_st;
-        say(msg, sizeof msg, "%s", x->fail_msg);
+        mcp__say(msg, sizeof msg, "%s", x->fail_msg);
     } else if (rc != CURLE_OK && !x->sse_started) {
         st = MCP_ERR_IO;
-        say(msg, sizeof msg, "%s: %s", x->what, curl_why(x, rc));
+        mcp__say(msg, sizeof msg, "%s: %s", x->what, curl_why(x, rc));
     } else if (s < 200 || s >= 300) {
         describe_status(x, 1, msg, sizeof msg);
         st = s == 401 || s == 403 ? MCP_ERR_AUTH : MCP_ERR_PROTOCOL;
     } else if (!x->sse_started) {
         st = MCP_ERR_PROTOCOL;
-        say(msg, sizeof msg, "%s: HTTP %ld is not an event stream", x->what, s);
+        mcp__say(msg, sizeof msg, "%s: HTTP %ld is not an event stream", x->what, s);
     } else {
-        say(msg, sizeof msg, "%s ended%s%s", x->what, rc != CURLE_OK ? ": " : "",
+        mcp__say(msg, sizeof msg, "%s ended%s%s", x->what, rc != CURLE_OK ? ": " : "",
                  rc != CURLE_OK ? curl_why(x, rc) : "");
     }
     if (t->sse_mode == 1 && t->fallback_init) {
@@ -1223,7 +1183,7 @@ static void sse_done(http_client *t, xfer *x, CURLcode rc)
         xfer *init = t->fallback_init;
         t->fallback_init = NULL;
         char full[460];
-        say(full, sizeof full, "POST initialize: %s, and the HTTP+SSE fallback failed (%s)",
+        mcp__say(full, sizeof full, "POST initialize: %s, and the HTTP+SSE fallback failed (%s)",
             reason(t->fallback_status)[0] ? reason(t->fallback_status) : "refused", msg);
         t->sse_mode = 0;
         fail_request(init, MCP_ERR_PROTOCOL, t->fallback_status, full);
@@ -1233,7 +1193,7 @@ static void sse_done(http_client *t, xfer *x, CURLcode rc)
     }
     if (t->sse_mode == 1 && st == MCP_ERR_CLOSED) {
         st = MCP_ERR_PROTOCOL;
-        say(msg + strlen(msg), sizeof msg - strlen(msg), " before its endpoint event");
+        mcp__say(msg + strlen(msg), sizeof msg - strlen(msg), " before its endpoint event");
     }
     connection_gone(t, st, msg);
 }
@@ -1342,7 +1302,7 @@ static void shutdown_transfers(http_client *t)
     xfer *x = xfer_new(t, XK_DELETE);
     if (!x)
         return;
-    say(x->what, sizeof x->what, "DELETE session");
+    mcp__say(x->what, sizeof x->what, "DELETE session");
     if (build_get(t, x, NULL) != MCP_OK || curl_multi_add_handle(t->multi, x->easy) != CURLM_OK) {
         xfer_free(x);
         return;
@@ -1402,7 +1362,7 @@ static void *run(void *arg)
         CURLMcode mc = curl_multi_perform(t->multi, &running);
         if (mc != CURLM_OK) {
             char msg[160];
-            say(msg, sizeof msg, "HTTP transport: libcurl failed: %s", curl_multi_strerror(mc));
+            mcp__say(msg, sizeof msg, "HTTP transport: libcurl failed: %s", curl_multi_strerror(mc));
             connection_gone(t, MCP_ERR_IO, msg);
             break;
         }
@@ -1442,9 +1402,9 @@ static mcp_status hc_send(mcp__ctransport *base, const mcp__out *msg)
     x->barrier = msg->kind == MCP_RPC_NOTIFICATION && msg->method &&
                  strcmp(msg->method, "notifications/initialized") == 0;
     if (msg->method)
-        say(x->what, sizeof x->what, "POST %s", msg->method);
+        mcp__say(x->what, sizeof x->what, "POST %s", msg->method);
     else
-        say(x->what, sizeof x->what, "POST response");
+        mcp__say(x->what, sizeof x->what, "POST response");
     x->body = mcp__strndup(msg->frame, msg->len);
     x->body_len = msg->len;
     mcp_status st = x->body ? MCP_OK : MCP_ERR_NOMEM;
@@ -1453,7 +1413,7 @@ static mcp_status hc_send(mcp__ctransport *base, const mcp__out *msg)
         st = add_header(&h, "Content-Type: application/json");
     if (!st)
         st = add_header(&h, "Accept: application/json, text/event-stream");
-    if (!st && msg->version && visible_ascii(msg->version, strlen(msg->version)))
+    if (!st && msg->version && mcp__visible_ascii(msg->version, strlen(msg->version)))
         st = add_header(&h, "MCP-Protocol-Version: %s", msg->version);
     pthread_mutex_lock(&t->mu);
     int dead = t->dead;
@@ -1462,11 +1422,11 @@ static mcp_status hc_send(mcp__ctransport *base, const mcp__out *msg)
         x->sent_session = 1;
     }
     if (!msg->modern && msg->version && strlen(msg->version) < sizeof t->version &&
-        visible_ascii(msg->version, strlen(msg->version)))
+        mcp__visible_ascii(msg->version, strlen(msg->version)))
         memcpy(t->version, msg->version, strlen(msg->version) + 1);
     pthread_mutex_unlock(&t->mu);
     if (msg->modern) {
-        if (!st && msg->method && visible_ascii(msg->method, strlen(msg->method)))
+        if (!st && msg->method && mcp__visible_ascii(msg->method, strlen(msg->method)))
             st = add_header(&h, "Mcp-Method: %s", msg->method);
         if (!st && msg->name) {
             /* The core encodes the value (SEP-2243); one that could still
@@ -1540,7 +1500,7 @@ static void hc_ready(mcp__ctransport *base, const char *version, int modern)
 {
     http_client *t = (http_client *)base;
     pthread_mutex_lock(&t->mu);
-    if (version && strlen(version) < sizeof t->version && visible_ascii(version, strlen(version)))
+    if (version && strlen(version) < sizeof t->version && mcp__visible_ascii(version, strlen(version)))
         memcpy(t->version, version, strlen(version) + 1);
     if (!modern && !t->no_get_stream && !is_closing(t)) {
         t->want_get = 1;
@@ -1623,7 +1583,7 @@ static mcp_status check_url(const char *url, mcp_error *err)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: url is required");
     if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: url must start with http:// or https://");
-    if (!visible_ascii(url, strlen(url)))
+    if (!mcp__visible_ascii(url, strlen(url)))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: url must be visible ASCII (percent-encode the rest)");
     CURLU *u = curl_url();
     if (!u)
@@ -1669,14 +1629,14 @@ static mcp_status hc_new(http_client **out, const mcp_http_client_opts *o, mcp_e
     t->force_sse = o->legacy_sse != 0;
     t->no_get_stream = o->no_get_stream != 0;
     t->max_frame = (size_t)64 << 20;
-    t->url = dup_str(o->url);
+    t->url = mcp__strdup(o->url);
     size_t nh = 0;
     for (const char *const *p = o->headers; p && *p; p++)
         nh++;
     t->headers = mcp__calloc(nh + 1, sizeof *t->headers);
     int ok = t->url && t->headers;
     for (size_t i = 0; ok && i < nh; i++)
-        ok = (t->headers[i] = dup_str(o->headers[i])) != NULL;
+        ok = (t->headers[i] = mcp__strdup(o->headers[i])) != NULL;
     if (ok && o->bearer_token) {
         size_t n = strlen(o->bearer_token) + 32;
         t->auth = mcp_malloc(n);
@@ -1712,7 +1672,7 @@ mcp_status mcp_client_connect_http(mcp_client **out, const mcp_client_opts *opts
             return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0,
                              "http: extra header #%zu is not \"Name: value\" on one line",
                              (size_t)(p - http->headers) + 1);
-    if (http->bearer_token && (!*http->bearer_token || !visible_ascii(http->bearer_token, strlen(http->bearer_token))))
+    if (http->bearer_token && !mcp__visible_ascii(http->bearer_token, strlen(http->bearer_token)))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: bearer_token must be non-empty visible ASCII");
     pthread_once(&g_curl_once, curl_init_once);
     if (g_curl_init != CURLE_OK)
@@ -1742,7 +1702,7 @@ mcp_status mcp_client_connect_http(mcp_client **out, const mcp_client_opts *opts
             mcp_client_close(c);
             return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
         }
-        say(x->what, sizeof x->what, "HTTP+SSE stream");
+        mcp__say(x->what, sizeof x->what, "HTTP+SSE stream");
         t->sse_mode = 1;
         if ((st = build_get(t, x, NULL))) {
             xfer_free(x);

@@ -317,11 +317,6 @@ static int origin_allowed(const mcp_http_server *hs, const char *origin)
     return 0;
 }
 
-static char *dup_str(const char *s)
-{
-    return s ? mcp__strndup(s, strlen(s)) : NULL;
-}
-
 static void copy_id(const mcp_rpc_id *in, mcp_rpc_id *out, char **owned)
 {
     *out = *in;
@@ -1957,9 +1952,9 @@ static char **strv_dup(const char *const *v, const char *const *defaults, const 
         return NULL;
     size_t o = 0;
     for (size_t i = 0; i < n; i++)
-        if (!(out[o++] = dup_str(src[i])))
+        if (!(out[o++] = mcp__strdup(src[i])))
             goto fail;
-    if (extra && !v && !(out[o++] = dup_str(extra)))
+    if (extra && !v && !(out[o++] = mcp__strdup(extra)))
         goto fail;
     return out;
 fail:
@@ -2097,7 +2092,7 @@ mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const m
     for (char *p = bound_host; *p; p++)
         if (*p >= 'A' && *p <= 'Z')
             *p = (char)(*p + 32);
-    hs->path = dup_str(path);
+    hs->path = mcp__strdup(path);
     hs->hosts = strv_dup(o.allowed_hosts, default_hosts, is_loopback_name(host) ? NULL : bound_host);
     if (!hs->path || !hs->hosts) {
         hs_free(hs);
@@ -2114,9 +2109,9 @@ mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const m
         for (size_t i = 0; hs->origins && i < n; i++) {
             char b[400];
             snprintf(b, sizeof b, "http://%s", hs->hosts[i]);
-            hs->origins[2 * i] = dup_str(b);
+            hs->origins[2 * i] = mcp__strdup(b);
             snprintf(b, sizeof b, "https://%s", hs->hosts[i]);
-            hs->origins[2 * i + 1] = dup_str(b);
+            hs->origins[2 * i + 1] = mcp__strdup(b);
         }
     }
     if (!hs->origins) {
