@@ -422,19 +422,37 @@ static void call_free(mcp_call *call)
     mcp__conn_release(c);
 }
 
-void mcp__call_report_forbidden(mcp_server *srv, const mcp_rpc_msg *m, const mcp_principal *p, const char *needs)
+/*
+ * Reports a tools/call refused before it became a call (no handler ran),
+ * with the name and arguments as asked; nothing without on_call_end.
+ */
+static void report_refused(mcp_server *srv, const mcp_rpc_msg *m, const mcp_principal *p, const char *version,
+                           uint64_t start_ns, int outcome, int code, const char *why)
 {
-    if (!srv->opts.on_call_end || m->kind != MCP_RPC_REQUEST || !m->method || strcmp(m->method, "tools/call") != 0)
+    if (!srv->opts.on_call_end)
         return;
     size_t nlen = 0;
     const char *n = mcp_json_str(mcp_json_get(m->params, "name"), &nlen);
     const mcp_json *args = mcp_json_get(m->params, "arguments");
-    char asked[201], why[160];
+    char asked[201];
     snprintf(asked, sizeof asked, "%.*s", n ? (int)(nlen > 200 ? 200 : nlen) : 0, n ? n : "");
+    report(srv, outcome, &m->id, asked, mcp_json_typeof(args) == MCP_JSON_OBJECT ? args : NULL, p, version, code, why,
+           start_ns, 0);
+}
+
+/* report_refused() for request r of a connection, which began at t0. */
+static void refused(const mcp__req *r, uint64_t t0, int outcome, int code, const char *why)
+{
+    report_refused(r->c->srv, r->msg, r->principal, r->version, t0, outcome, code, why);
+}
+
+void mcp__call_report_forbidden(mcp_server *srv, const mcp_rpc_msg *m, const mcp_principal *p, const char *needs)
+{
+    if (!srv->opts.on_call_end || m->kind != MCP_RPC_REQUEST || !m->method || strcmp(m->method, "tools/call") != 0)
+        return;
+    char why[160];
     snprintf(why, sizeof why, "requires scope %.120s", needs ? needs : "");
-    uint64_t now = mcp__now_ns();
-    report(srv, MCP_CALL_FORBIDDEN, &m->id, asked, mcp_json_typeof(args) == MCP_JSON_OBJECT ? args : NULL, p, "", 0, why,
-           now, now);
+    report_refused(srv, m, p, "", mcp__now_ns(), MCP_CALL_FORBIDDEN, 0, why);
 }
 
 static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
@@ -463,23 +481,14 @@ void mcp__call_start(mcp__req *r)
     size_t nlen;
     const char *n = mcp_json_str(name, &nlen);
     uint64_t t0 = srv->opts.on_call_end ? mcp__now_ns() : 0;
-    /* The name as asked, for reports of calls refused before they start. */
-    char asked[201];
-    snprintf(asked, sizeof asked, "%.*s", n ? (int)(nlen > 200 ? 200 : nlen) : 0, n ? n : "");
-#define REFUSED(outcome, code, why)                                                                        \
-    do {                                                                                                   \
-        if (srv->opts.on_call_end)                                                                         \
-            report(srv, (outcome), &msg->id, asked, mcp_json_typeof(args) == MCP_JSON_OBJECT ? args : NULL,           \
-                   r->principal, version, (code), (why), t0, 0);                                          \
-    } while (0)
     if (!n) {
         start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"");
-        REFUSED(MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "tools/call needs a string \"name\"");
+        refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "tools/call needs a string \"name\"");
         return;
     }
     if (args && mcp_json_typeof(args) != MCP_JSON_OBJECT) {
         start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
-        REFUSED(MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "\"arguments\" must be an object");
+        refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "\"arguments\" must be an object");
         return;
     }
     mcp__tool *t = mcp__server_find_tool(srv, n, nlen);
@@ -495,14 +504,14 @@ void mcp__call_start(mcp__req *r)
         mcp_buf_cleanup(&q);
         start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, ok ? m.data : "Unknown tool");
         mcp_buf_cleanup(&m);
-        REFUSED(MCP_CALL_UNKNOWN_TOOL, MCP_RPC_INVALID_PARAMS, "unknown tool");
+        refused(r, t0, MCP_CALL_UNKNOWN_TOOL, MCP_RPC_INVALID_PARAMS, "unknown tool");
         return;
     }
     if (!mcp__entry_allows(&t->e, r->principal)) {
         mcp__reply_forbidden(r, t->e.scopes);
         char why[160];
         snprintf(why, sizeof why, "requires scope %.120s", t->e.scopes ? t->e.scopes : "");
-        REFUSED(MCP_CALL_FORBIDDEN, MCP_RPC_INVALID_REQUEST, why);
+        refused(r, t0, MCP_CALL_FORBIDDEN, MCP_RPC_INVALID_REQUEST, why);
         mcp__tool_release(t);
         return;
     }
@@ -510,7 +519,7 @@ void mcp__call_start(mcp__req *r)
     if (!call) {
         mcp__tool_release(t);
         start_error(c, &msg->id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-        REFUSED(MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "out of memory");
+        refused(r, t0, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "out of memory");
         return;
     }
     call->start_ns = t0;
@@ -537,7 +546,7 @@ void mcp__call_start(mcp__req *r)
         mcp__ask_cleanup(&call->ask);
         mcp__tool_release(t);
         mcp_free(call);
-        REFUSED(MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "unusable inputResponses or requestState");
+        refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "unusable inputResponses or requestState");
         return;
     }
     mcp_buf_init(&call->content, srv->opts.max_message);
@@ -575,11 +584,11 @@ void mcp__call_start(mcp__req *r)
         mcp__tool_release(t);
         mcp_free(call);
         if (refuse_code == MCP_RPC_INTERNAL_ERROR)
-            REFUSED(MCP_CALL_BUSY, refuse_code, refuse);
+            refused(r, t0, MCP_CALL_BUSY, refuse_code, refuse);
         else if (refuse_code)
-            REFUSED(MCP_CALL_MALFORMED, refuse_code, refuse);
+            refused(r, t0, MCP_CALL_MALFORMED, refuse_code, refuse);
         else
-            REFUSED(MCP_CALL_CANCELLED, 0, NULL); /* the connection is closing */
+            refused(r, t0, MCP_CALL_CANCELLED, 0, NULL); /* the connection is closing */
         return;
     }
 
@@ -610,7 +619,6 @@ void mcp__call_start(mcp__req *r)
         mcp_buf_cleanup(&b);
         mcp__call_release(call);
     }
-#undef REFUSED
 }
 
 /* ------------------------------------------------------------------------ */

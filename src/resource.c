@@ -544,7 +544,7 @@ mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, siz
 /* ------------------------------------------------------------------------ */
 /* Scopes, for the HTTP transport's check before dispatch                    */
 
-static mcp_status append_scopes(const mcp__entry *e, mcp_buf *out)
+mcp_status mcp__entry_append_scopes(const mcp__entry *e, mcp_buf *out)
 {
     mcp_status st = MCP_OK;
     if (e && e->scopes) {
@@ -562,7 +562,7 @@ mcp_status mcp__resource_scopes(mcp_server *srv, const char *uri, size_t len, mc
     mcp__resource *res = resolve(srv, uri, len, &vars);
     if (!res)
         return MCP_OK;
-    mcp_status st = append_scopes(&res->e, out);
+    mcp_status st = mcp__entry_append_scopes(&res->e, out);
     mcp__entry_release(&res->e);
     return st;
 }
@@ -574,7 +574,7 @@ mcp_status mcp__resource_key_scopes(mcp_server *srv, const char *key, size_t len
         e = mcp__server_find(srv, &srv->resources, key, len);
     if (!e)
         return MCP_OK;
-    mcp_status st = append_scopes(e, out);
+    mcp_status st = mcp__entry_append_scopes(e, out);
     mcp__entry_release(e);
     return st;
 }

@@ -678,13 +678,7 @@ int mcp__entry_allows(const mcp__entry *e, const mcp_principal *p)
 static mcp_status entry_scopes(mcp_server *srv, mcp__registry *r, const char *key, size_t len, mcp_buf *out)
 {
     mcp__entry *e = key ? mcp__server_find(srv, r, key, len) : NULL;
-    mcp_status st = MCP_OK;
-    if (e && e->scopes) {
-        if (out->len)
-            st = mcp_buf_append(out, " ", 1);
-        if (!st)
-            st = mcp_buf_append(out, e->scopes, strlen(e->scopes));
-    }
+    mcp_status st = mcp__entry_append_scopes(e, out);
     if (e)
         mcp__entry_release(e);
     return st;

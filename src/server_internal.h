@@ -252,6 +252,8 @@ mcp__tool *mcp__server_find_tool(mcp_server *srv, const char *name, size_t len);
 /* 1 when principal `p` may use `e`: no principal (no authorization), no
  * scopes on the entry, or every one of them held. */
 int mcp__entry_allows(const mcp__entry *e, const mcp_principal *p);
+/* Appends e's required scopes (space-separated) to out; nothing for NULL or none (resource.c). */
+mcp_status mcp__entry_append_scopes(const mcp__entry *e, mcp_buf *out);
 /*
  * The scopes a request needs before it may run (for the HTTP transport's
  * 403, decided before dispatch): those of the tool, prompt or resource it
