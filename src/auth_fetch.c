@@ -86,6 +86,22 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
+int mcp__curl_defaults(void *easy)
+{
+    CURL *c = easy;
+    CURLcode rc = curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    return (int)rc;
+}
+
 mcp_status mcp__auth_http(const char *url, const char *post, const char *user, const char *pass, const char *ca_file,
                           unsigned timeout_ms, size_t max_bytes, mcp_buf *out, long *status, mcp_error *err)
 {
@@ -106,13 +122,8 @@ mcp_status mcp__auth_http(const char *url, const char *post, const char *user, c
             rc = curl_easy_setopt(c, opt, val);                                                                    \
     } while (0)
     SET(CURLOPT_URL, url);
-    SET(CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    SET(CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    SET(CURLOPT_FOLLOWLOCATION, 0L);
+    if (rc == CURLE_OK)
+        rc = (CURLcode)mcp__curl_defaults(c);
     SET(CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     SET(CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
     SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_bytes);

@@ -49,6 +49,13 @@ int mcp__visible_ascii(const char *s, size_t n);
  * non-ASCII bytes '?', trailing spaces are dropped. */
 void mcp__quote_text(char *out, size_t cap, const char *s, size_t n);
 
+/*
+ * The options every libmcp transfer shares (auth_fetch.c): no signals,
+ * http and https only, redirects never followed (tokens and POST bodies
+ * must not wander). `easy` is a CURL handle; returns its CURLcode.
+ */
+int mcp__curl_defaults(void *easy);
+
 /* snprintf into a fixed buffer where a cut is acceptable. */
 void mcp__say(char *out, size_t cap, const char *fmt, ...) MCP__PRINTF(3, 4);
 

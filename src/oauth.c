@@ -1230,14 +1230,9 @@ static mcp_status http_do(atomic_int *abort, long timeout_ms, const char *url, c
     } while (0)
     if (!nomem) {
         SET(CURLOPT_URL, url);
-        SET(CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-        SET(CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-        SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
         /* Redirects are the caller's decision (tokens and codes must not wander). */
-        SET(CURLOPT_FOLLOWLOCATION, 0L);
+        if (rc == CURLE_OK)
+            rc = (CURLcode)mcp__curl_defaults(e);
         SET(CURLOPT_TIMEOUT_MS, timeout_ms);
         SET(CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
         SET(CURLOPT_USERAGENT, "libmcp/" MCP_VERSION_STRING);

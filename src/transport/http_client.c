@@ -607,15 +607,10 @@ static mcp_status setup_easy(http_client *t, xfer *x)
             rc = curl_easy_setopt(e, opt, val);                                                                    \
     } while (0)
     SET(CURLOPT_PRIVATE, (void *)x);
-    SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    SET(CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    SET(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
     /* Redirects are not followed: a POST must not wander, nor a token. */
-    SET(CURLOPT_FOLLOWLOCATION, 0L);
+    if (rc == CURLE_OK)
+        rc = (CURLcode)mcp__curl_defaults(e);
     SET(CURLOPT_CONNECTTIMEOUT_MS, t->connect_timeout_ms);
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_TCP_KEEPIDLE, KEEPIDLE_S);
