@@ -75,7 +75,7 @@ bench:
 	@sh scripts/deps.sh $(BENCH_PKGS)
 	cmake --preset bench >/dev/null
 	cmake --build --preset bench -j $(JOBS)
-	./build/bench/bench/bench_json $(CURDIR)/../shared/testdata/JSONTestSuite/test_parsing
+	./build/bench/bench/bench_json $(CURDIR)/tests/data/JSONTestSuite/test_parsing
 	@[ -d bench/peers/node_modules ] || npm ci --prefix bench/peers
 	sh bench/schema/run.sh build/bench
 	sh bench/stdio/run.sh build/bench

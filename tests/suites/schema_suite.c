@@ -3,8 +3,8 @@
  *
  *     schema_suite TESTDATA_DIR [-v]
  *
- * TESTDATA_DIR is /work/shared/testdata (or its JSON-Schema-Test-Suite
- * folder). Every file under remotes/ is registered as
+ * TESTDATA_DIR is the folder holding JSON-Schema-Test-Suite/ (tests/data).
+ * Every file under remotes/ is registered as
  * http://localhost:1234/<relative path>; then the required tests of
  * draft2020-12 and draft7 run (one line per file), followed by the
  * optional/ and optional/format/ files (format ones with format assertion
