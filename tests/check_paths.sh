@@ -1,11 +1,11 @@
 #!/bin/sh
 # The repository stands alone: no tracked file may refer to a place outside
 # it. Fails, naming file and line, on
-#   - the workspace folder that sits beside a development checkout
-#     ("shared", reached as ../shared),
+#   - the workspace folder named "shared" that sits beside a development
+#     checkout, reached through its parent,
 #   - the absolute path of this checkout (a path of the build machine),
 #   - home folders and other absolute paths that exist only on one machine
-#     (/home/..., /root/..., /Users/..., /work/...).
+#     (home folders, root's, a workspace root).
 # Lock files of npm (package-lock.json) are data written by npm and skipped.
 # usage: check_paths.sh SOURCE_DIR
 set -u

@@ -40,11 +40,11 @@
  * transfers belong to the transport thread alone. No callback into the
  * core runs with t->mu held.
  */
-#include "../client_internal.h"
-#include "../internal.h"
-#include "../oauth.h"
+#include "client/client_internal.h"
+#include "util/util.h"
+#include "client/oauth.h"
 #include "mcp/rpc.h"
-#include "sse.h"
+#include "transport/sse.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -163,13 +163,6 @@ struct http_client {
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static int is_closing(const http_client *t)
 {
@@ -788,7 +781,7 @@ static void schedule(http_client *t, xfer *x)
 {
     xfer_drop_easy(x);
     long retry = x->sse.retry_ms >= 0 ? x->sse.retry_ms : (long)DEFAULT_RETRY_MS;
-    x->due_ms = now_ms() + (uint64_t)retry;
+    x->due_ms = mcp__mono_ms() + (uint64_t)retry;
     x->attempts++;
     x->next = t->waiting;
     t->waiting = x;
@@ -797,7 +790,7 @@ static void schedule(http_client *t, xfer *x)
 /* Reconnects the streams whose time came; returns ms until the next one (or -1). */
 static long run_timers(http_client *t)
 {
-    uint64_t now = now_ms();
+    uint64_t now = mcp__mono_ms();
     long next = -1;
     xfer **pp = &t->waiting;
     while (*pp) {
@@ -1304,8 +1297,8 @@ static void shutdown_transfers(http_client *t)
     }
     /* 405 (the server keeps sessions until they expire) is fine too. */
     int running = 1;
-    uint64_t until = now_ms() + (uint64_t)DELETE_TIMEOUT_MS + 500u;
-    while (running && now_ms() < until) {
+    uint64_t until = mcp__mono_ms() + (uint64_t)DELETE_TIMEOUT_MS + 500u;
+    while (running && mcp__mono_ms() < until) {
         if (curl_multi_perform(t->multi, &running) != CURLM_OK)
             break;
         if (running)

@@ -32,11 +32,11 @@
  * metadata is served without a token. Token buckets per client address
  * (before anything else) and per token subject answer 429.
  */
-#include "../auth_internal.h"
-#include "../internal.h"
-#include "../server_internal.h"
+#include "auth/auth_internal.h"
+#include "util/util.h"
+#include "server/server_internal.h"
 #include "mcp/transport.h"
-#include "http_internal.h"
+#include "transport/http_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -195,11 +195,6 @@ struct mcp_http_server {
     char *tls_cert;               /* PEM kept for libmicrohttpd while it runs */
     char *tls_key;
 };
-
-static uint64_t now_ms(void)
-{
-    return mcp__now_ns() / 1000000ull;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
@@ -489,7 +484,7 @@ static int authenticate(hreq *r, enum MHD_Result *res)
     if (hs->rl_subject) {
         char key[320];
         mcp__principal_key(r->principal, key, sizeof key);
-        unsigned wait = mcp__ratelimit_take(hs->rl_subject, key, strlen(key), now_ms());
+        unsigned wait = mcp__ratelimit_take(hs->rl_subject, key, strlen(key), mcp__mono_ms());
         if (wait) {
             *res = reply_too_many(mc, wait);
             return 0;
@@ -636,7 +631,7 @@ static int push_bytes(hreq *r, const char *data, size_t len)
     else
         r->head = f;
     r->tail = f;
-    r->last_write = now_ms();
+    r->last_write = mcp__mono_ms();
     wake(r);
     return 1;
 }
@@ -1019,7 +1014,7 @@ static session *session_get(mcp_http_server *hs, const char *id)
         s = NULL;
     if (s) {
         s->refs++;
-        s->last_used = now_ms();
+        s->last_used = mcp__mono_ms();
     }
     pthread_mutex_unlock(&hs->mu);
     return s;
@@ -1056,7 +1051,7 @@ static mcp_status session_create_with(mcp_http_server *hs, session **out, mcp__r
         return MCP_ERR_LIMIT;
     }
     s->refs = 2; /* the table and the caller */
-    s->last_used = now_ms();
+    s->last_used = mcp__mono_ms();
     s->next = hs->sessions;
     hs->sessions = s;
     hs->nsessions++;
@@ -1135,12 +1130,12 @@ static void *ticker_main(void *arg)
     mcp_http_server *hs = arg;
     pthread_mutex_lock(&hs->mu);
     while (!hs->stopping) {
-        uint64_t t = mcp__now_ns() + (uint64_t)(hs->keepalive_ms / 2 + 1) * 1000000ull;
+        uint64_t t = mcp__mono_ns() + (uint64_t)(hs->keepalive_ms / 2 + 1) * 1000000ull;
         struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
         pthread_cond_timedwait(&hs->cv, &hs->mu, &ts);
         if (hs->stopping)
             break;
-        uint64_t now = now_ms();
+        uint64_t now = mcp__mono_ms();
         /* Requests: drop finished ones; keep the rest alive. */
         hreq *done = NULL;
         for (hreq **pp = &hs->active; *pp;) {
@@ -1465,7 +1460,7 @@ static enum MHD_Result serve_alone(hreq *r, mcp_rpc_msg *m, const char *version)
     mcp__conn_dispatch_as(r->conn, m, r->principal);
     mcp_rpc_msg_cleanup(m);
     pthread_mutex_lock(&r->mu);
-    r->last_write = now_ms();
+    r->last_write = mcp__mono_ms();
     pthread_mutex_unlock(&r->mu);
     enum MHD_Result res = respond(r);
     if (!r->queued || r->mode == MODE_SSE)
@@ -1612,7 +1607,7 @@ static enum MHD_Result handle_post(hreq *r)
     s->current = NULL;
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&r->mu);
-    r->last_write = now_ms();
+    r->last_write = mcp__mono_ms();
     pthread_mutex_unlock(&r->mu);
     res = respond(r);
     /* The ticker only serves requests still waiting or streaming: one
@@ -1789,7 +1784,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
         r->refs = 1; /* libmicrohttpd's, dropped in request_completed */
         r->hs = hs;
         r->mc = mc;
-        r->started = now_ms();
+        r->started = mcp__mono_ms();
         mcp_buf_init(&r->body, hs->srv->opts.max_message);
         r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
                   : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
@@ -1798,7 +1793,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
             /* Before anything costs: a flood from one address is refused here. */
             char addr[64];
             client_key(mc, addr, sizeof addr);
-            unsigned wait = mcp__ratelimit_take(hs->rl_addr, addr, strlen(addr), now_ms());
+            unsigned wait = mcp__ratelimit_take(hs->rl_addr, addr, strlen(addr), mcp__mono_ms());
             if (wait)
                 return reply_too_many(mc, wait);
         }
@@ -1842,7 +1837,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
         return MHD_YES;
     if (*upload_data_size) {
         /* A body trickling in byte by byte holds a connection: bound the time. */
-        if (now_ms() - r->started > (uint64_t)hs->request_timeout_s * 1000u)
+        if (mcp__mono_ms() - r->started > (uint64_t)hs->request_timeout_s * 1000u)
             return MHD_NO;
         if (!r->too_big && mcp_buf_append(&r->body, upload_data, *upload_data_size) != MCP_OK)
             r->too_big = 1;

@@ -5,9 +5,9 @@
  * a line split across chunks is copied into p->line first. Data lines are
  * appended to p->data, so an event of N bytes costs O(N) however it is cut.
  */
-#include "sse.h"
+#include "transport/sse.h"
 
-#include "../internal.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -20,8 +20,8 @@
  * reader waits too, so memory stays bounded and a client that does not
  * read still pushes back on the server.
  */
-#include "../internal.h"
-#include "../server_internal.h"
+#include "util/util.h"
+#include "server/server_internal.h"
 #include "mcp/transport.h"
 
 #include <errno.h>
@@ -136,17 +136,6 @@ static void set_cork(stdio_out *o, int on)
     if (!on)
         flush_locked(o);
     pthread_mutex_unlock(&o->mu);
-}
-
-void mcp__ignore_sigpipe(void)
-{
-    struct sigaction sa;
-    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_IGN;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGPIPE, &sa, NULL);
-    }
 }
 
 static void too_long(mcp_conn *c, size_t max)

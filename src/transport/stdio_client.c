@@ -9,9 +9,8 @@
  * reaped if it exits promptly, and every pending call fails with the exit
  * status and the tail of its stderr.
  */
-#include "../client_internal.h"
-#include "../internal.h"
-#include "../server_internal.h"
+#include "client/client_internal.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,9 +6,9 @@
  * (scopes enforced before a handler runs, the subject reaching it).
  * Tokens come from the test authorization server's signer (no HTTP here).
  */
-#include "auth_internal.h"
+#include "auth/auth_internal.h"
 #include "mcp/mcp.h"
-#include "server_internal.h"
+#include "server/server_internal.h"
 #include "test_as.h"
 #include "testlib.h"
 

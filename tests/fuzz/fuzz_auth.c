@@ -9,7 +9,7 @@
  * in tests/fuzz/corpus/auth (made with tests/auth/test_as.c), so mutations
  * of valid tokens reach the signature checks and every claim check.
  */
-#include "../../src/auth_internal.h"
+#include "auth/auth_internal.h"
 #include <mcp/mcp.h>
 
 #include <stdlib.h>

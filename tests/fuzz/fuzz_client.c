@@ -12,7 +12,7 @@
  * by the close); anything else aborts. The transport is a stub that
  * swallows what the client sends (its answers, retries, cancellations).
  */
-#include "client_internal.h"
+#include "client/client_internal.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * header/argument comparison) and the listen-address parser. The input is
  * split at NUL bytes into the fields.
  */
-#include "../../src/transport/http_internal.h"
+#include "transport/http_internal.h"
 #include <mcp/mcp.h>
 
 #include <stdlib.h>

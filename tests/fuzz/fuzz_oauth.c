@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the client's OAuth parsers (src/oauth.c) on peer-controlled
+ * Fuzz target: the client's OAuth parsers (src/client/oauth.c) on peer-controlled
  * bytes. The first byte picks the parser: WWW-Authenticate challenges,
  * the authorization response (the URL the browser landed on), Protected
  * Resource Metadata, authorization server metadata, token answers, and
@@ -7,7 +7,7 @@
  * leave NUL-terminated strings, and keep its promises (a returned code
  * only with the right state; metadata only for the right issuer).
  */
-#include "../../src/oauth.h"
+#include "client/oauth.h"
 
 #include <mcp/mcp.h>
 

@@ -5,7 +5,7 @@
  * all at once and in chunks, and the two must agree exactly (events,
  * status, last id, retry): a chunk boundary can never change the result.
  */
-#include "../../src/transport/sse.h"
+#include "transport/sse.h"
 
 #include <mcp/mcp.h>
 

@@ -1,11 +1,11 @@
 /*
- * Unit tests of the client's OAuth pieces (src/oauth.c): WWW-Authenticate
+ * Unit tests of the client's OAuth pieces (src/client/oauth.c): WWW-Authenticate
  * parsing, the well-known URLs, canonical resource URIs, Protected
  * Resource and authorization server metadata checks, PKCE, scopes, form
  * encoding, the authorization response check (state, RFC 9207 iss) and
  * token answers; every parser also under the failing allocator.
  */
-#include "../../src/oauth.h"
+#include "client/oauth.h"
 #include "testlib.h"
 
 #include <mcp/mcp.h>

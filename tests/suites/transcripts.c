@@ -15,7 +15,7 @@
  *   read every line before committing it).
  */
 #include "../fixture/fixture.h"
-#include "server_internal.h"
+#include "server/server_internal.h"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -8,7 +8,7 @@
  * function of the method and the request), from inside send(), so every
  * test is deterministic.
  */
-#include "client_internal.h"
+#include "client/client_internal.h"
 #include "testlib.h"
 
 #include <pthread.h>

@@ -5,7 +5,8 @@
  * failing-allocator loop over tool registration.
  */
 #include "../fixture/fixture.h"
-#include "server_internal.h"
+#include "server/server_internal.h"
+#include "util/util.h"
 #include "testlib.h"
 
 #include <pthread.h>
@@ -36,7 +37,7 @@ static mcp_status capture_send(const char *f, size_t len, void *ud)
     c->frames[c->n].text = malloc(len + 1);
     memcpy(c->frames[c->n].text, f, len);
     c->frames[c->n].text[len] = '\0';
-    c->frames[c->n].at = mcp__now_ns();
+    c->frames[c->n].at = mcp__mono_ns();
     c->n++;
     pthread_mutex_unlock(&c->mu);
     return MCP_OK;
@@ -320,7 +321,7 @@ static void test_slow_never_blocks_fast(void)
     mcp_conn *c;
     T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
     initialize(c);
-    uint64_t t0 = mcp__now_ns();
+    uint64_t t0 = mcp__mono_ns();
     send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
                  "\"arguments\":{\"ms\":2000}}}");
     char req[160];
@@ -352,7 +353,7 @@ static void test_slow_never_blocks_fast(void)
     }
     pthread_mutex_unlock(&cap.mu);
     T_EQ_SIZE(answered, 1000);
-    uint64_t fast_done = mcp__now_ns() - t0;
+    uint64_t fast_done = mcp__mono_ns() - t0;
     T_TRUE(fast_done < 1900ull * 1000000ull);
     /* Cancelling the slow call stops it: no answer, the handler returns. */
     send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"slow\"}}");
@@ -364,7 +365,7 @@ static void test_slow_never_blocks_fast(void)
             break;
         sleep_ms(2);
     }
-    T_TRUE(mcp__now_ns() - t0 < 1900ull * 1000000ull); /* stopped well before its 2 s */
+    T_TRUE(mcp__mono_ns() - t0 < 1900ull * 1000000ull); /* stopped well before its 2 s */
     T_EQ_INT(capture_find(&cap, "\"id\":\"slow\""), -1);
     mcp_conn_free(c);
     mcp_server_free(srv);
@@ -411,9 +412,9 @@ static void test_close_cancels(void)
     send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":60000}}}");
     send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"arguments\":{\"ms\":60000}}}");
     sleep_ms(20);
-    uint64_t t0 = mcp__now_ns();
+    uint64_t t0 = mcp__mono_ns();
     T_OK(mcp_conn_close(c, 200)); /* waits 200 ms, cancels, the handler stops */
-    uint64_t took = mcp__now_ns() - t0;
+    uint64_t took = mcp__mono_ns() - t0;
     T_TRUE(took < 2000ull * 1000000ull);
     T_STATUS(mcp_conn_recv(c, "{}", 2), MCP_ERR_CLOSED);
     T_EQ_INT(capture_find(&cap, "\"id\":1,"), -1);
@@ -612,7 +613,7 @@ static void test_legacy_ask_cancel(void)
                  "\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
     send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"askName\"}}");
     T_TRUE(wait_for(&cap, "elicitation/create", 2000) >= 0);
-    uint64_t t0 = mcp__now_ns();
+    uint64_t t0 = mcp__mono_ns();
     send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}");
     for (int t = 0; t < 1000; t++) {
         pthread_mutex_lock(&c->mu);
@@ -622,7 +623,7 @@ static void test_legacy_ask_cancel(void)
             break;
         sleep_ms(2);
     }
-    T_TRUE(mcp__now_ns() - t0 < 1000ull * 1000000ull); /* well before its 1.5 s limit */
+    T_TRUE(mcp__mono_ns() - t0 < 1000ull * 1000000ull); /* well before its 1.5 s limit */
     T_EQ_INT(capture_find(&cap, "\"id\":7,"), -1);       /* cancelled: no answer */
     /* A late answer from the client is dropped quietly. */
     send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"action\":\"accept\"}}");

@@ -60,9 +60,9 @@
  *   tokens) are made at compile time.
  */
 #include "mcp/schema.h"
-#include "internal.h"
-#include "json_internal.h"
-#include "schema_internal.h"
+#include "util/util.h"
+#include "json/json_internal.h"
+#include "schema/schema_internal.h"
 
 /* For the few small functions on the validation hot path that must not stay calls. */
 #if defined(__GNUC__)

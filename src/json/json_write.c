@@ -6,8 +6,8 @@
  * container for "object or array" and "needs a comma"), and its first error
  * is sticky so callers can check once at the end.
  */
-#include "json_internal.h"
-#include "internal.h"
+#include "json/json_internal.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * Prompts (registry, prompts/list, prompts/get and the message builder)
  * and completion/complete for prompt arguments and template variables.
  */
-#include "internal.h"
-#include "server_internal.h"
+#include "util/util.h"
+#include "server/server_internal.h"
 
 #include <string.h>
 

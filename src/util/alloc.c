@@ -3,7 +3,7 @@
  * mcp_realloc and mcp_free, so an embedder can count, limit or fail them
  * (the test suite's failing-allocator mode does exactly that).
  */
-#include "internal.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -31,11 +31,12 @@
  * cancelled are kept as tombstones so their late responses are told apart
  * from responses to ids never sent (a protocol violation).
  */
-#include "client_internal.h"
-#include "internal.h"
-#include "oauth.h"
-#include "pool.h"
-#include "server_internal.h"
+#include "client/client_internal.h"
+#include "util/util.h"
+#include "client/oauth.h"
+#include "util/pool.h"
+#include "json/json_internal.h"
+#include "mcp/schema.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -193,7 +194,7 @@ struct mcp_client {
 
 static void set_deadline(pending *p, unsigned ms)
 {
-    p->deadline_ns = mcp__now_ns() + (uint64_t)ms * 1000000ull;
+    p->deadline_ns = mcp__mono_ns() + (uint64_t)ms * 1000000ull;
 }
 
 static void ts_at(struct timespec *ts, uint64_t ns)
@@ -1006,7 +1007,7 @@ static void *timer_main(void *arg)
     mcp_client *c = arg;
     pthread_mutex_lock(&c->mu);
     while (!c->stopping) {
-        uint64_t now = mcp__now_ns(), next = 0;
+        uint64_t now = mcp__mono_ns(), next = 0;
         pending *expired = NULL;
         for (unsigned b = 0; b < BUCKETS; b++) {
             for (pending *p = c->buckets[b], *n; p; p = n) {

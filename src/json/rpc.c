@@ -7,7 +7,7 @@
  * whenever it can be, so the error response reaches the right caller.
  */
 #include "mcp/rpc.h"
-#include "internal.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -12,8 +12,8 @@
  * cannot turn the server into a flood against its issuer. The cache has
  * its own lock. Principals are immutable once built.
  */
-#include "auth_internal.h"
-#include "internal.h"
+#include "auth/auth_internal.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -93,13 +93,6 @@ struct mcp_auth {
     cslot *cache;               /* or NULL when off */
     unsigned cache_mask;        /* slots - 1 */
 };
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static int64_t wall_s(void)
 {
@@ -501,7 +494,7 @@ static void keys_install(mcp_auth *a, mcp__keyset *ks)
         a->keys = ks;
         atomic_fetch_add(&a->gen, 1);
     }
-    a->loaded_ms = mono_ms();
+    a->loaded_ms = mcp__mono_ms();
     pthread_mutex_unlock(&a->keys_mu);
     mcp__keyset_release(old);
 }
@@ -545,7 +538,7 @@ static mcp_status refresh(mcp_auth *a, int force, mcp_error *err)
         return mcp__fail(err, MCP_ERR_STATE, 0, 0, "the keys come from jwks_json: nothing to refresh");
     pthread_mutex_lock(&a->fetch_mu);
     pthread_mutex_lock(&a->keys_mu);
-    uint64_t now = mono_ms();
+    uint64_t now = mcp__mono_ms();
     int recent = a->attempted && now - a->attempt_ms < a->min_interval_ms;
     if (!recent || force) {
         a->attempted = 1;
@@ -570,7 +563,7 @@ static mcp__keyset *keys_get(mcp_auth *a, int *failed)
 {
     pthread_mutex_lock(&a->keys_mu);
     int stale = (a->jwks_url || a->jwks_file) &&
-                (!a->keys || (a->jwks_url && mono_ms() - a->loaded_ms >= a->max_age_ms));
+                (!a->keys || (a->jwks_url && mcp__mono_ms() - a->loaded_ms >= a->max_age_ms));
     pthread_mutex_unlock(&a->keys_mu);
     if (stale) {
         mcp_status st = refresh(a, 0, NULL);
@@ -1189,7 +1182,7 @@ mcp_status mcp_auth_new(mcp_auth **out, const mcp_auth_opts *o, mcp_error *err)
     } else if (o->jwks_file) {
         pthread_mutex_lock(&a->keys_mu);
         a->attempted = 1;
-        a->attempt_ms = mono_ms();
+        a->attempt_ms = mcp__mono_ms();
         pthread_mutex_unlock(&a->keys_mu);
         if ((st = load_keys(a, err))) {
             mcp_auth_free(a);

@@ -5,8 +5,8 @@
  * creates an mcp_auth, linked statically, does not pull in the key
  * fetcher and with it libcurl and its dependencies.
  */
-#include "auth_internal.h"
-#include "internal.h"
+#include "auth/auth_internal.h"
+#include "util/util.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -20,10 +20,10 @@
 #ifndef MCP_SERVER_INTERNAL_H
 #define MCP_SERVER_INTERNAL_H
 
-#include "auth_internal.h"
+#include "auth/auth_internal.h"
 #include "mcp/schema.h"
 #include "mcp/server.h"
-#include "pool.h"
+#include "util/pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -244,10 +244,6 @@ void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...
 #endif
     ;
 void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame, size_t len);
-/* One transcript line {"time","dir","msg"|"raw"|"rawBase64"} appended to `f` under `mu`
- * (the server's and the client's transcripts share the format). */
-void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
-                          const mcp_json_parse_opts *popts);
 mcp__tool *mcp__server_find_tool(mcp_server *srv, const char *name, size_t len); /* +1 ref */
 /* 1 when principal `p` may use `e`: no principal (no authorization), no
  * scopes on the entry, or every one of them held. */
@@ -284,10 +280,6 @@ void mcp__server_add_conn(mcp_server *srv, mcp_conn *c);
 void mcp__server_remove_conn(mcp_server *srv, mcp_conn *c);
 void mcp__server_timer_add(mcp_server *srv, struct mcp_call *call);
 void mcp__server_timer_remove(mcp_server *srv, struct mcp_call *call);
-uint64_t mcp__now_ns(void);
-/* Sets SIGPIPE to ignored when it is at its default disposition (transport/stdio.c):
- * a peer that goes away must not kill the process; writes fail with EPIPE instead. */
-void mcp__ignore_sigpipe(void);
 const mcp_json *mcp__empty_object(void); /* a static {} */
 mcp_status mcp__parse_opt_json(const char *text, mcp_json_type want, const char *what, mcp_json_doc **out,
                                mcp_error *err);

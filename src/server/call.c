@@ -8,8 +8,8 @@
  * (the handler's completion, the timer, a client cancel or the connection
  * closing). The thread that ran (or withdrew) the job frees the call.
  */
-#include "internal.h"
-#include "server_internal.h"
+#include "util/util.h"
+#include "server/server_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -49,7 +49,7 @@ static void report(mcp_server *srv, int outcome, const mcp_rpc_id *id, const cha
     r.rpc_code = code;
     r.message = r.outcome == MCP_CALL_OK || r.outcome == MCP_CALL_CANCELLED || !why || !why[0] ? NULL : why;
     if (!end_ns)
-        end_ns = mcp__now_ns();
+        end_ns = mcp__mono_ns();
     r.duration_us = end_ns > start_ns ? (end_ns - start_ns) / 1000u : 0;
     srv->opts.on_call_end(&r, srv->opts.on_call_end_user_data);
 }
@@ -345,7 +345,7 @@ static void run_job(mcp__job *job)
     pthread_mutex_unlock(&c->mu);
     if (!atomic_load(&call->finished)) {
         if (call->timeout_ms) {
-            call->deadline_ns = mcp__now_ns() + (uint64_t)call->timeout_ms * 1000000ull;
+            call->deadline_ns = mcp__mono_ns() + (uint64_t)call->timeout_ms * 1000000ull;
             mcp__server_timer_add(c->srv, call);
         }
         execute(call);
@@ -452,7 +452,7 @@ void mcp__call_report_forbidden(mcp_server *srv, const mcp_rpc_msg *m, const mcp
         return;
     char why[160];
     snprintf(why, sizeof why, "requires scope %.120s", needs ? needs : "");
-    report_refused(srv, m, p, "", mcp__now_ns(), MCP_CALL_FORBIDDEN, 0, why);
+    report_refused(srv, m, p, "", mcp__mono_ns(), MCP_CALL_FORBIDDEN, 0, why);
 }
 
 static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
@@ -480,7 +480,7 @@ void mcp__call_start(mcp__req *r)
     const mcp_json *args = mcp_json_get(p, "arguments");
     size_t nlen;
     const char *n = mcp_json_str(name, &nlen);
-    uint64_t t0 = srv->opts.on_call_end ? mcp__now_ns() : 0;
+    uint64_t t0 = srv->opts.on_call_end ? mcp__mono_ns() : 0;
     if (!n) {
         start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"");
         refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "tools/call needs a string \"name\"");

@@ -1,7 +1,7 @@
 /*
  * Status names and strings, error detail, and the library version.
  */
-#include "internal.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,8 +7,8 @@
  * variable never spans '/', '?', '#' or the next literal, a reserved one
  * ({+var}) may span '/', and query expressions read name=value pairs.
  */
-#include "uritemplate.h"
-#include "internal.h"
+#include "server/uritemplate.h"
+#include "util/util.h"
 
 #include <string.h>
 

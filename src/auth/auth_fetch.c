@@ -5,8 +5,8 @@
  * redirects (a token must not wander), a time limit, and a cap on the
  * body so a hostile or broken server cannot make the verifier grow.
  */
-#include "auth_internal.h"
-#include "internal.h"
+#include "auth/auth_internal.h"
+#include "util/util.h"
 
 #include <curl/curl.h>
 #include <pthread.h>

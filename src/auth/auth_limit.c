@@ -10,8 +10,8 @@
  * forgetting a nearly full one only ever errs towards letting a request
  * through. Memory stays bounded whatever the number of peers.
  */
-#include "auth_internal.h"
-#include "internal.h"
+#include "auth/auth_internal.h"
+#include "util/util.h"
 
 #include <math.h>
 #include <openssl/rand.h>

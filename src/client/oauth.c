@@ -35,9 +35,9 @@
  * state (registrations, refresh token, requested scopes) needs no lock;
  * only the abort flag is touched from other threads.
  */
-#include "oauth.h"
-#include "client_internal.h"
-#include "internal.h"
+#include "client/oauth.h"
+#include "client/client_internal.h"
+#include "util/util.h"
 
 #include <curl/curl.h>
 #include <openssl/evp.h>

@@ -3,9 +3,9 @@
  * thread for call time limits, the connection list (for list_changed),
  * diagnostics and the transcript.
  */
-#include "internal.h"
-#include "json_internal.h"
-#include "server_internal.h"
+#include "util/util.h"
+#include "json/json_internal.h"
+#include "server/server_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,13 +26,6 @@ static const mcp_json g_empty_object = {MCP_JSON_OBJECT, 0, 0, 0, NULL, {0}};
 const mcp_json *mcp__empty_object(void)
 {
     return &g_empty_object;
-}
-
-uint64_t mcp__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -62,58 +55,6 @@ void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame,
         mcp__transcript_line(srv->transcript, &srv->transcript_mu, dir, frame, len, &srv->popts);
 }
 
-void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
-                          const mcp_json_parse_opts *popts)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char when[96];
-    snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-    /* A frame that is JSON is embedded as is; anything else as a string. */
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
-    mcp_jw_object_begin(&w);
-    mcp_jw_key(&w, "time");
-    mcp_jw_string(&w, when);
-    mcp_jw_key(&w, "dir");
-    mcp_jw_string(&w, dir);
-    mcp_json_doc *doc = NULL;
-    if (mcp_json_parse(&doc, frame, len, popts, NULL) == MCP_OK) {
-        mcp_jw_key(&w, "msg");
-        mcp_jw_value(&w, mcp_json_doc_root(doc));
-        mcp_json_doc_free(doc);
-    } else {
-        mcp_jw_key(&w, "raw");
-        if (mcp_jw_stringn(&w, frame, len) != MCP_OK) {
-            /* Not UTF-8 either: record the bytes as base64. */
-            mcp_buf_cleanup(&b);
-            mcp_buf_init(&b, 0);
-            mcp_jw_init(&w, &b);
-            mcp_jw_object_begin(&w);
-            mcp_jw_key(&w, "time");
-            mcp_jw_string(&w, when);
-            mcp_jw_key(&w, "dir");
-            mcp_jw_string(&w, dir);
-            mcp_jw_key(&w, "rawBase64");
-            mcp_jw_base64(&w, frame, len);
-        }
-    }
-    mcp_jw_object_end(&w);
-    if (mcp_jw_finish(&w) == MCP_OK) {
-        pthread_mutex_lock(mu);
-        fwrite(b.data, 1, b.len, f);
-        fputc('\n', f);
-        fflush(f);
-        pthread_mutex_unlock(mu);
-    }
-    mcp_buf_cleanup(&b);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Timer thread                                                              */
 
@@ -122,7 +63,7 @@ static void *timer_main(void *arg)
     mcp_server *srv = arg;
     pthread_mutex_lock(&srv->timer_mu);
     while (!srv->timer_stop) {
-        uint64_t now = mcp__now_ns(), next = UINT64_MAX;
+        uint64_t now = mcp__mono_ns(), next = UINT64_MAX;
         mcp_call *expired = NULL;
         for (mcp_call *c = srv->timers, *n; c; c = n) {
             n = c->timer_next;
@@ -247,7 +188,7 @@ mcp_status mcp_server_new(mcp_server **out, const mcp_server_opts *opts, mcp_err
     srv->popts.max_bytes = o.max_message > MCP_JSON_LIMIT_MAX_BYTES ? MCP_JSON_LIMIT_MAX_BYTES : o.max_message;
     srv->popts.max_depth = o.max_depth > MCP_JSON_LIMIT_MAX_DEPTH ? MCP_JSON_LIMIT_MAX_DEPTH : o.max_depth;
     if (getrandom(srv->cursor_key, sizeof srv->cursor_key, 0) != (ssize_t)sizeof srv->cursor_key) {
-        srv->cursor_key[0] = mcp__now_ns() ^ (uint64_t)(uintptr_t)srv;
+        srv->cursor_key[0] = mcp__mono_ns() ^ (uint64_t)(uintptr_t)srv;
         srv->cursor_key[1] = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     }
     if (mcp__server_init_state_key(srv) != MCP_OK) {

@@ -9,7 +9,7 @@
  * implemented, so "idn-hostname" only checks the label syntax with
  * non-ASCII letters allowed.
  */
-#include "schema_internal.h"
+#include "schema/schema_internal.h"
 
 #include <string.h>
 

@@ -4,8 +4,8 @@
  * caller turns into a "busy, retry" answer, so the I/O thread is never
  * stuck behind slow tools.
  */
-#include "pool.h"
-#include "internal.h"
+#include "util/pool.h"
+#include "util/util.h"
 
 #include <pthread.h>
 

@@ -7,6 +7,9 @@
 
 #include "mcp/json.h"
 
+#include <pthread.h>
+#include <stdio.h>
+
 /*
  * One value: 24 bytes. `p` and `len` mean, by type:
  *   STRING      decoded bytes (NUL-terminated) and their length
@@ -114,5 +117,11 @@ static inline uint64_t mcp__str_special(uint64_t w)
 #else
 #define MCP__FIRST_SPECIAL(m) 0u /* no fast position: callers fall back to one byte at a time */
 #endif
+
+/* One transcript line {"time","dir","msg"|"raw"|"rawBase64"} appended to `f`
+ * under `mu` (transcript.c; the server's and the client's transcripts share
+ * the format). `popts` limits the parse of the frame. */
+void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
+                          const mcp_json_parse_opts *popts);
 
 #endif /* MCP_JSON_INTERNAL_H */

@@ -3,7 +3,7 @@
  * time costs O(n) in total; the data is always NUL-terminated so callers
  * can hand it to C string functions.
  */
-#include "internal.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

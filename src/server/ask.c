@@ -14,8 +14,8 @@
  * `requestState` is signed with HMAC-SHA256 under a per-server key, bound
  * to the tool and a digest of its arguments, and expires.
  */
-#include "internal.h"
-#include "server_internal.h"
+#include "util/util.h"
+#include "server/server_internal.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
@@ -102,13 +102,6 @@ static void args_digest(const mcp_json *args, unsigned char out[32])
     mcp_buf_cleanup(&b);
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void hex32(const unsigned char d[32], char out[65])
 {
     static const char hx[] = "0123456789abcdef";
@@ -149,7 +142,7 @@ mcp_status mcp__ask_verify_state(mcp_server *srv, mcp__asker *a, const char *sta
     /* Bound to this tool and these arguments, and not expired. */
     if (!mcp_json_str_eq(mcp_json_get(root, "t"), tool) || !mcp_json_str_eq(mcp_json_get(root, "a"), hex) ||
         mcp_json_typeof(mcp_json_get(root, "x")) != MCP_JSON_INT ||
-        (uint64_t)mcp_json_int(mcp_json_get(root, "x")) < now_ms()) {
+        (uint64_t)mcp_json_int(mcp_json_get(root, "x")) < mcp__wall_ms()) {
         mcp_json_doc_free(doc);
         return MCP_ERR_INVALID;
     }
@@ -188,7 +181,7 @@ mcp_status mcp__ask_write_state(mcp_server *srv, mcp__asker *a, mcp_jw *w, const
     mcp_jw_key(&pw, "a");
     mcp_jw_string(&pw, hex);
     mcp_jw_key(&pw, "x");
-    mcp_jw_int(&pw, (int64_t)(now_ms() + STATE_TTL_MS));
+    mcp_jw_int(&pw, (int64_t)(mcp__wall_ms() + STATE_TTL_MS));
     /* Every answer so far: earlier rounds' and this request's. */
     mcp_jw_key(&pw, "r");
     mcp_jw_object_begin(&pw);
@@ -293,10 +286,10 @@ static mcp_status ask_legacy(mcp_call *call, const char *method, const mcp_buf *
     mcp_buf_cleanup(&b);
 
     unsigned limit = call->timeout_ms ? call->timeout_ms : LEGACY_ASK_WAIT_MS;
-    uint64_t until = mcp__now_ns() + (uint64_t)limit * 1000000ull;
+    uint64_t until = mcp__mono_ns() + (uint64_t)limit * 1000000ull;
     pthread_mutex_lock(&c->mu);
-    while (!st && !q->done && !c->closing && !atomic_load(&call->cancelled) && mcp__now_ns() < until) {
-        uint64_t t = mcp__now_ns() + 50000000ull; /* recheck cancellation every 50 ms */
+    while (!st && !q->done && !c->closing && !atomic_load(&call->cancelled) && mcp__mono_ns() < until) {
+        uint64_t t = mcp__mono_ns() + 50000000ull; /* recheck cancellation every 50 ms */
         struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
         pthread_cond_timedwait(&c->cv, &c->mu, &ts);
     }

@@ -16,8 +16,8 @@
  * and nesting depth costs heap (bounded by max_depth), never C stack.
  */
 
-#include "json_internal.h"
-#include "internal.h"
+#include "json/json_internal.h"
+#include "util/util.h"
 
 #include <locale.h>
 #include <math.h>

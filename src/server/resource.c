@@ -3,9 +3,9 @@
  * (RFC 6570), the resources methods, legacy subscriptions, and the
  * builder handlers use to answer a read.
  */
-#include "internal.h"
-#include "server_internal.h"
-#include "uritemplate.h"
+#include "util/util.h"
+#include "server/server_internal.h"
+#include "server/uritemplate.h"
 
 #include <string.h>
 

@@ -2,12 +2,13 @@
  * Internal helpers shared between libmcp's source files. Nothing here is
  * exported; names use the mcp__ prefix.
  */
-#ifndef MCP_INTERNAL_H
-#define MCP_INTERNAL_H
+#ifndef MCP_UTIL_H
+#define MCP_UTIL_H
 
 #include "mcp/base.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #if defined(__GNUC__)
 #define MCP__LIKELY(x) __builtin_expect(!!(x), 1)
@@ -59,4 +60,14 @@ int mcp__curl_defaults(void *easy);
 /* snprintf into a fixed buffer where a cut is acceptable. */
 void mcp__say(char *out, size_t cap, const char *fmt, ...) MCP__PRINTF(3, 4);
 
-#endif /* MCP_INTERNAL_H */
+/* Clocks (clock.c). The monotonic one for deadlines, intervals and ages;
+ * the wall clock only for timestamps that leave the process. */
+uint64_t mcp__mono_ns(void);
+uint64_t mcp__mono_ms(void);
+uint64_t mcp__wall_ms(void);
+
+/* Ignores SIGPIPE unless the application installed a disposition of its
+ * own: a peer that goes away must be an error return, not a signal. */
+void mcp__ignore_sigpipe(void);
+
+#endif /* MCP_UTIL_H */

@@ -10,8 +10,8 @@
  * every JSON parse runs with tight limits and duplicate names refused (a
  * JSON text whose readers disagree on a claim is an attack, not a token).
  */
-#include "auth_internal.h"
-#include "internal.h"
+#include "auth/auth_internal.h"
+#include "util/util.h"
 
 #include <openssl/core_names.h>
 #include <openssl/err.h>

@@ -12,8 +12,8 @@
  * 2026-07-28; anything else belongs to the legacy session that
  * `initialize` opens on this connection.
  */
-#include "internal.h"
-#include "server_internal.h"
+#include "util/util.h"
+#include "server/server_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1101,7 +1101,7 @@ void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud)
 
 static void deadline_in(struct timespec *ts, unsigned ms)
 {
-    uint64_t t = mcp__now_ns() + (uint64_t)ms * 1000000ull;
+    uint64_t t = mcp__mono_ns() + (uint64_t)ms * 1000000ull;
     ts->tv_sec = (time_t)(t / 1000000000ull);
     ts->tv_nsec = (long)(t % 1000000000ull);
 }
@@ -1109,7 +1109,7 @@ static void deadline_in(struct timespec *ts, unsigned ms)
 static int before(const struct timespec *ts)
 {
     uint64_t t = (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
-    return mcp__now_ns() < t;
+    return mcp__mono_ns() < t;
 }
 
 mcp_status mcp_conn_close(mcp_conn *c, unsigned grace_ms)
