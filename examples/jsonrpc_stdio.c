@@ -6,8 +6,8 @@
  * ignores notifications and responses. Frames longer than 4 MiB are
  * answered with an error and skipped up to the next newline.
  *
- * It exists until the MCP server core lands; then `make run` serves a real
- * MCP server instead.
+ * It shows the two lowest layers on their own: a program that speaks
+ * JSON-RPC without MCP needs nothing else from libmcp.
  */
 #include <mcp/mcp.h>
 
