@@ -6,6 +6,7 @@
 #   make valgrind  the unit tests under valgrind
 #   make tsan    the tests under ThreadSanitizer
 #   make bench   benchmarks against their peers
+#   make deb     Debian packages (libmcp0, libmcp-dev, mcp-cli, mcp-server-aml) in build/deb
 #
 # The CMake presets (CMakePresets.json) hold the build settings.
 
@@ -19,6 +20,10 @@ BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-d
 # them the interop.node_missing test fails and says so. flock (util-linux)
 # serialises their `npm ci`.
 TEST_PKGS := $(BUILD_PKGS) binutils util-linux
+# package.deb builds the Debian packages (dpkg-dev, file) and runs lintian on
+# them; package.consumer renders the man pages (man-db).
+TEST_PKGS += lintian dpkg-dev file man-db
+DEB_PKGS := $(BUILD_PKGS) dpkg-dev file
 FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
 VALGRIND_PKGS := $(BUILD_PKGS) valgrind
 BENCH_PKGS := $(BUILD_PKGS) libjansson-dev libcjson-dev
@@ -27,7 +32,7 @@ BENCH_PKGS += wrk curl
 # bench/auth compares token verification with libjwt's.
 BENCH_PKGS += libjwt-dev
 
-.PHONY: all run test build-dev build-release fuzz valgrind tsan bench clean
+.PHONY: all run test build-dev build-release fuzz valgrind tsan bench deb clean
 
 all: build-release
 
@@ -82,6 +87,12 @@ bench:
 	./build/bench/bench/bench_aml $(CURDIR)/build/bench/aml-work
 	sh bench/http/run.sh build/bench
 	./build/bench/bench/bench_auth
+
+# The Debian packages from a release build of their own (build/pkg, for
+# /usr), written to build/deb (cmake/packaging.cmake, cmake/build_deb.sh).
+deb:
+	@sh scripts/deps.sh $(DEB_PKGS)
+	JOBS=$(JOBS) sh cmake/build_deb.sh . build/pkg build/deb
 
 clean:
 	rm -rf build

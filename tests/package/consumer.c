@@ -1,4 +1,6 @@
-/* Uses the installed library through its public API only. */
+/* Uses the installed library through its public API only: parses a frame
+ * and prints the library's version and the headers' version, which
+ * tests/check_package.sh compares with the project version. */
 #include <mcp/mcp.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,8 @@ int main(void)
         return 1;
     int ok = mcp_json_str_eq(mcp_json_get(mcp_json_doc_root(doc), "method"), "ping");
     mcp_json_doc_free(doc);
-    printf("libmcp %s: %s\n", mcp_version(), ok ? "ok" : "wrong");
-    return ok ? 0 : 1;
+    int same = strcmp(mcp_version(), MCP_VERSION_STRING) == 0;
+    printf("libmcp %s headers %s: %s\n", mcp_version(), MCP_VERSION_STRING,
+           !ok ? "wrong parse" : !same ? "versions differ" : "ok");
+    return ok && same ? 0 : 1;
 }
