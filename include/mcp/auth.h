@@ -63,7 +63,8 @@ typedef enum mcp_auth_error {
     MCP_AUTH_UNAVAILABLE         /* the keys or the introspection endpoint cannot be reached: 503 */
 } mcp_auth_error;
 
-/* Options of an mcp_auth; zero-initialise and set what you need. Strings are copied. */
+/* Options of an mcp_auth; zero-initialise and set what you need. Strings are copied.
+ * May grow at its end (base.h, "Option structs and the ABI"). */
 typedef struct mcp_auth_opts {
     const char *resource;        /* canonical URI of this MCP server (RFC 8707, RFC 9728 `resource`),
                                     e.g. "https://mcp.example.com/mcp"; NULL = the HTTP server that
@@ -103,21 +104,28 @@ typedef struct mcp_auth_opts {
  * Creates a verifier. A JWKS file or text is read and checked now; a JWKS
  * URL is fetched on first use (call mcp_auth_refresh() to fail fast).
  *
+ * mcp_auth_new() is a macro over mcp_auth_new_sized(), which also takes the
+ * caller's sizeof(mcp_auth_opts) (base.h, "Option structs and the ABI").
+ *
  * @param out  receives the verifier; untouched on failure.
  * @param opts required.
+ * @param opts_size sizeof(mcp_auth_opts) as the caller knows it.
  * @param err  optional detail.
  * @return MCP_OK;
  *         MCP_ERR_INVALID_ARG (no key source and no introspection URL; keys
  *         without issuers; an algorithm that is unknown, "none" or HS*; a
  *         resource URI that is not absolute or has a fragment; a scope with
  *         characters RFC 6749 forbids; introspection without client
- *         credentials; a non-https URL to a non-loopback host);
+ *         credentials; a non-https URL to a non-loopback host; opts_size 0
+ *         or too small);
+ *         MCP_ERR_UNSUPPORTED (opts sets fields this library does not know);
  *         MCP_ERR_IO (the JWKS file cannot be read);
  *         MCP_ERR_PARSE / MCP_ERR_INVALID (the JWKS is not JSON / has no usable key);
  *         MCP_ERR_LIMIT (the JWKS is over max_jwks_bytes); MCP_ERR_NOMEM.
  * Thread-safety: safe.
  */
-MCP_API mcp_status mcp_auth_new(mcp_auth **out, const mcp_auth_opts *opts, mcp_error *err);
+MCP_API mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *opts, size_t opts_size, mcp_error *err);
+#define mcp_auth_new(out, opts, err) mcp_auth_new_sized((out), (opts), sizeof(mcp_auth_opts), (err))
 
 /**
  * Frees a verifier. Principals it made stay valid (they own their data).
@@ -228,14 +236,24 @@ MCP_API const char *mcp_auth_error_code(mcp_auth_error why);
  * Each takes its value from the next argument or after '='
  * ("--auth-issuer=https://..."). The strings stay borrowed from argv.
  *
+ * mcp_auth_parse_arg() is a macro over mcp_auth_parse_arg_sized(), which
+ * also takes the caller's sizeof(mcp_auth_opts) and writes only fields
+ * within it (base.h, "Option structs and the ABI").
+ *
+ * @param opts  the options to fill in; must not be NULL.
+ * @param opts_size sizeof(mcp_auth_opts) as the caller knows it.
  * @param arg   argv[i].
  * @param next  argv[i + 1], or NULL.
  * @param used  receives how many arguments were consumed (1 or 2).
  * @return MCP_OK; MCP_ERR_NOT_FOUND (not an auth option: `used` is 0);
- *         MCP_ERR_INVALID_ARG (the option has no value).
+ *         MCP_ERR_INVALID_ARG (the option has no value, or opts_size is 0
+ *         or too small).
  * Thread-safety: reads the environment; call from main.
  */
-MCP_API mcp_status mcp_auth_parse_arg(mcp_auth_opts *opts, const char *arg, const char *next, int *used);
+MCP_API mcp_status mcp_auth_parse_arg_sized(mcp_auth_opts *opts, size_t opts_size, const char *arg, const char *next,
+                                            int *used);
+#define mcp_auth_parse_arg(opts, arg, next, used) \
+    mcp_auth_parse_arg_sized((opts), sizeof(mcp_auth_opts), (arg), (next), (used))
 
 /* One usage line per option, for a program's --help. */
 #define MCP_AUTH_ARGS_HELP                                                                                  \

@@ -4,6 +4,59 @@
  *
  * Everything else in libmcp builds on this header. It compiles as C99 and
  * as C++.
+ *
+ * Option structs and the ABI (SONAME libmcp.so.0; docs/design.md, "ABI and
+ * option structs")
+ *
+ *   Structs the caller fills in and passes to the library (mcp_server_opts,
+ *   mcp_tool_def, mcp_request_opts, every other `*_opts` and `*_def`,
+ *   mcp_prompt_arg, mcp_annotations, mcp_allocator) may gain fields at
+ *   their end in later releases. So that a program built against an older
+ *   or newer header keeps working with the installed library, every
+ *   function that takes one is exported as NAME_sized with one extra
+ *   `size_t` per struct type, right after the struct pointer: the caller's
+ *   sizeof of that struct. NAME itself is a macro in the header that passes
+ *   sizeof(TYPE), so C and C++ callers write
+ *
+ *       mcp_server_opts o = {0};
+ *       o.name = "hello";
+ *       mcp_server_new(&srv, &o, &err);
+ *
+ *   and the size their header had travels to the library by itself.
+ *   Bindings from other languages call the _sized functions with their own
+ *   struct sizes. The library copies the caller's struct into a full-size
+ *   one first:
+ *   - a smaller size (an older header) gives the fields it lacks their
+ *     defaults, as if they were zero;
+ *   - a larger size (a newer header) is accepted when every byte past the
+ *     struct this library knows is zero (the new fields left at their
+ *     defaults), else the call fails with MCP_ERR_UNSUPPORTED and a message
+ *     naming the struct ("mcp_server_opts has fields this libmcp 0.1.0 does
+ *     not know: update libmcp");
+ *   - size 0, or a size smaller than the struct had in libmcp 0.1.0, is
+ *     MCP_ERR_INVALID_ARG.
+ *   A NULL struct pointer means the defaults whatever the size says. An
+ *   array of structs (mcp_prompt_def.args) is walked with the caller's
+ *   element size. Functions that only write into a caller's options
+ *   (mcp_auth_parse_arg, mcp_http_parse_listen) take the size too and
+ *   write only fields it covers.
+ *
+ *   Zero-initialise such a struct as a whole (`= {0}` or memset), then set
+ *   the fields you need: a zero field always means its documented default,
+ *   and bytes a newer header added must be zero.
+ *
+ *   Structs the library hands out by pointer (mcp_call_report, given to a
+ *   callback) may also grow at their end: read only the fields your header
+ *   has, never copy them by value, never allocate them.
+ *
+ *   Structs the caller allocates and the library fills or keeps its state
+ *   in (mcp_error, mcp_buf, mcp_jw, mcp_rpc_msg, mcp_rpc_id,
+ *   mcp_schema_result, mcp_schema_error) are frozen while the SONAME is 0:
+ *   their size and layout never change.
+ *
+ *   Status codes and other enum values are only appended, never renumbered.
+ *   The shared library exports exactly the MCP_API functions of these
+ *   headers, under the symbol version LIBMCP_0.
  */
 #ifndef MCP_BASE_H
 #define MCP_BASE_H
@@ -83,7 +136,8 @@ MCP_API const char *mcp_status_name(mcp_status status);
 /*
  * Detail about a failure. Functions that take an `mcp_error *err` fill it
  * when they fail (and leave it alone when they succeed); `err` may be NULL.
- * Filling it never allocates.
+ * Filling it never allocates. Frozen for SONAME 0: the caller allocates it,
+ * so its size and layout never change.
  */
 typedef struct mcp_error {
     mcp_status status;                     /* same value the function returned */
@@ -106,7 +160,8 @@ MCP_API void mcp_error_clear(mcp_error *err);
 /*
  * Allocator hooks. All memory the library allocates goes through these.
  * `realloc_fn(NULL, n)` must behave like malloc; `free_fn(NULL)` must be a
- * no-op. `user_data` is passed to each hook.
+ * no-op. `user_data` is passed to each hook. Zero-initialise; may grow at
+ * its end (see "Option structs and the ABI" above).
  */
 typedef struct mcp_allocator {
     void *(*malloc_fn)(size_t size, void *user_data);             /* allocate */
@@ -121,11 +176,19 @@ typedef struct mcp_allocator {
  * Call it before any other libmcp function, or after every libmcp object
  * has been freed: memory must be freed by the allocator that made it.
  *
- * @param a the hooks to copy, or NULL to restore malloc/realloc/free.
- * @return MCP_OK, or MCP_ERR_INVALID_ARG when a hook in `a` is NULL.
+ * mcp_set_allocator(a) is a macro over mcp_set_allocator_sized(), which
+ * also takes the caller's sizeof(mcp_allocator) (see "Option structs and
+ * the ABI" above).
+ *
+ * @param a      the hooks to copy, or NULL to restore malloc/realloc/free.
+ * @param a_size sizeof(mcp_allocator) as the caller knows it.
+ * @return MCP_OK; MCP_ERR_INVALID_ARG when a hook in `a` is NULL or a_size
+ *         is 0 or too small; MCP_ERR_UNSUPPORTED when `a` sets fields this
+ *         library does not know.
  * Thread-safety: not thread-safe; call while no other thread uses libmcp.
  */
-MCP_API mcp_status mcp_set_allocator(const mcp_allocator *a);
+MCP_API mcp_status mcp_set_allocator_sized(const mcp_allocator *a, size_t a_size);
+#define mcp_set_allocator(a) mcp_set_allocator_sized((a), sizeof(mcp_allocator))
 
 /** Allocates through the installed allocator; NULL on failure or size 0. */
 MCP_API void *mcp_malloc(size_t size);
@@ -149,7 +212,8 @@ MCP_API unsigned mcp_version_number(void);
 /*
  * A growable byte buffer. `data` is always NUL-terminated when non-NULL
  * (the terminator is not counted in `len`). `max` caps `len`; appending past
- * it fails with MCP_ERR_LIMIT and leaves the buffer unchanged.
+ * it fails with MCP_ERR_LIMIT and leaves the buffer unchanged. Frozen for
+ * SONAME 0: the caller allocates it, so its size and layout never change.
  */
 typedef struct mcp_buf {
     char *data; /* bytes, NUL-terminated, NULL until the first append */

@@ -100,7 +100,8 @@ typedef void (*mcp_client_log_fn)(mcp_log_level level, const char *message, void
 
 /* ---- options ---------------------------------------------------------------- */
 
-/* Client options; zero-initialise and set what you need. */
+/* Client options; zero-initialise and set what you need. May grow at its
+ * end (base.h, "Option structs and the ABI"). */
 typedef struct mcp_client_opts {
     const char *name;              /* clientInfo.name; NULL = "libmcp-client" */
     const char *version;           /* clientInfo.version; NULL = the library version */
@@ -131,7 +132,8 @@ typedef enum mcp_stderr_mode {
     MCP_STDERR_DISCARD      /* /dev/null */
 } mcp_stderr_mode;
 
-/* stdio transport options. */
+/* stdio transport options; zero-initialise. May grow at its end (base.h,
+ * "Option structs and the ABI"). */
 typedef struct mcp_stdio_client_opts {
     const char *const *argv;     /* the server command, NULL-terminated; argv[0] is looked up in PATH */
     const char *const *envp;     /* its environment, NULL-terminated; NULL = this process's */
@@ -172,6 +174,7 @@ typedef mcp_status (*mcp_oauth_authorize_fn)(mcp_client *c, const char *authoriz
  * authorization server's metadata (RFC 8414, OpenID Connect discovery),
  * client identification, the grant, and the request is sent again with the
  * new token. Zero-initialise and set what you need; strings are copied.
+ * May grow at its end (base.h, "Option structs and the ABI").
  */
 typedef struct mcp_oauth_opts {
     mcp_oauth_grant grant;           /* MCP_OAUTH_AUTHORIZATION_CODE (default) or _CLIENT_CREDENTIALS */
@@ -214,7 +217,8 @@ MCP_API mcp_status mcp_oauth_authorize_unattended(mcp_client *c, const char *aut
                                                   const char *redirect_uri, char *redirect_out, size_t redirect_cap,
                                                   void *user_data);
 
-/* Streamable HTTP transport options. */
+/* Streamable HTTP transport options; zero-initialise. May grow at its end
+ * (base.h, "Option structs and the ABI"). */
 typedef struct mcp_http_client_opts {
     const char *url;               /* the MCP endpoint, e.g. "http://127.0.0.1:8080/mcp" */
     const char *const *headers;    /* extra request headers, "Name: value", NULL-terminated */
@@ -236,8 +240,14 @@ typedef struct mcp_http_client_opts {
  * connects: the era probe or `initialize` (see protocol_version), then
  * `notifications/initialized` for legacy servers.
  *
+ * mcp_client_connect_stdio() is a macro over mcp_client_connect_stdio_sized(),
+ * which also takes the caller's sizeof(mcp_client_opts) and
+ * sizeof(mcp_stdio_client_opts) (base.h, "Option structs and the ABI").
+ *
  * @param out receives the client; untouched on failure.
- * @return MCP_OK; MCP_ERR_INVALID_ARG (no argv, bad options);
+ * @return MCP_OK; MCP_ERR_INVALID_ARG (no argv, bad options, a size of 0
+ *         or too small); MCP_ERR_UNSUPPORTED also when an options struct
+ *         sets fields this library does not know;
  *         MCP_ERR_IO (the command cannot be started: err->message says why);
  *         MCP_ERR_CLOSED (the server exited during the handshake; its
  *         status and the tail of its stderr in err->message);
@@ -247,8 +257,12 @@ typedef struct mcp_http_client_opts {
  *         On failure the child, if started, has been ended and reaped.
  * Thread-safety: safe.
  */
-MCP_API mcp_status mcp_client_connect_stdio(mcp_client **out, const mcp_client_opts *opts,
-                                            const mcp_stdio_client_opts *stdio, mcp_error *err);
+MCP_API mcp_status mcp_client_connect_stdio_sized(mcp_client **out, const mcp_client_opts *opts, size_t opts_size,
+                                                  const mcp_stdio_client_opts *stdio, size_t stdio_size,
+                                                  mcp_error *err);
+#define mcp_client_connect_stdio(out, opts, stdio, err) \
+    mcp_client_connect_stdio_sized((out), (opts), sizeof(mcp_client_opts), (stdio), sizeof(mcp_stdio_client_opts), \
+                                   (err))
 
 /**
  * Connects to a server over Streamable HTTP (libcurl): the era probe (a
@@ -259,6 +273,11 @@ MCP_API mcp_status mcp_client_connect_stdio(mcp_client **out, const mcp_client_o
  * requests again (docs/client-http.md, "Legacy sessions").
  * With `http->oauth`, a 401 during the handshake (or later) runs the
  * authorization first (docs/client-http.md, "Authorization").
+ * mcp_client_connect_http() is a macro over mcp_client_connect_http_sized(),
+ * which also takes the caller's sizeof(mcp_client_opts),
+ * sizeof(mcp_http_client_opts) and sizeof(mcp_oauth_opts) (the struct
+ * `http->oauth` points to; checked only when it is set) (base.h, "Option
+ * structs and the ABI").
  * @return as mcp_client_connect_stdio(); MCP_ERR_IO for network failures;
  *         MCP_ERR_AUTH for 401/403 without oauth, or when the
  *         authorization failed (err->message says why and quotes the
@@ -269,8 +288,12 @@ MCP_API mcp_status mcp_client_connect_stdio(mcp_client **out, const mcp_client_o
  *         err->message). See docs/client-http.md.
  * Thread-safety: safe.
  */
-MCP_API mcp_status mcp_client_connect_http(mcp_client **out, const mcp_client_opts *opts,
-                                           const mcp_http_client_opts *http, mcp_error *err);
+MCP_API mcp_status mcp_client_connect_http_sized(mcp_client **out, const mcp_client_opts *opts, size_t opts_size,
+                                                 const mcp_http_client_opts *http, size_t http_size,
+                                                 size_t oauth_size, mcp_error *err);
+#define mcp_client_connect_http(out, opts, http, err) \
+    mcp_client_connect_http_sized((out), (opts), sizeof(mcp_client_opts), (http), sizeof(mcp_http_client_opts), \
+                                  sizeof(mcp_oauth_opts), (err))
 
 /**
  * Closes the connection and frees the client: new calls fail with
@@ -305,7 +328,8 @@ MCP_API const mcp_json *mcp_client_handshake_result(const mcp_client *c);
 
 /* ---- requests ------------------------------------------------------------------ */
 
-/* Per-request options; zero-initialise, or pass NULL for the defaults. */
+/* Per-request options; zero-initialise, or pass NULL for the defaults. May
+ * grow at its end (base.h, "Option structs and the ABI"). */
 typedef struct mcp_request_opts {
     unsigned timeout_ms;        /* 0 = the client's timeout_ms */
     int progress_resets_timeout; /* nonzero: each progress notification restarts the time limit */
@@ -331,6 +355,11 @@ typedef void (*mcp_response_fn)(mcp_client *c, mcp_status st, mcp_response *resp
  * progressToken when on_progress is set. A 2026-07-28 `input_required`
  * result is answered through on_input and retried until the final result.
  *
+ * mcp_client_request() is a macro over mcp_client_request_sized(), which
+ * also takes the caller's sizeof(mcp_request_opts) right after `ro`; so are
+ * mcp_client_request_async() and mcp_client_call_tool() (base.h, "Option
+ * structs and the ABI").
+ *
  * @param out receives the response when one arrived (also for an error
  *        response); NULL when none did.
  * @return MCP_OK (a result); MCP_ERR_PROTOCOL (a JSON-RPC error response:
@@ -338,24 +367,33 @@ typedef void (*mcp_response_fn)(mcp_client *c, mcp_status st, mcp_response *resp
  *         MCP_ERR_TIMEOUT; MCP_ERR_CANCELLED (mcp_client_cancel);
  *         MCP_ERR_CLOSED (connection gone; err->message says why);
  *         MCP_ERR_INVALID_MSG (the server broke the protocol);
- *         MCP_ERR_INVALID_ARG (params is not a JSON object; empty method);
+ *         MCP_ERR_INVALID_ARG (params is not a JSON object; empty method;
+ *         ro_size 0 or too small); MCP_ERR_UNSUPPORTED (ro sets fields this
+ *         library does not know);
  *         MCP_ERR_LIMIT (too many input_required rounds); MCP_ERR_NOMEM.
  * Thread-safety: safe; any number of threads may wait at once. Never call
  * it from a client callback.
  */
-MCP_API mcp_status mcp_client_request(mcp_client *c, const char *method, const char *params,
-                                      const mcp_request_opts *ro, mcp_response **out, mcp_error *err);
+MCP_API mcp_status mcp_client_request_sized(mcp_client *c, const char *method, const char *params,
+                                            const mcp_request_opts *ro, size_t ro_size, mcp_response **out,
+                                            mcp_error *err);
+#define mcp_client_request(c, method, params, ro, out, err) \
+    mcp_client_request_sized((c), (method), (params), (ro), sizeof(mcp_request_opts), (out), (err))
 
 /**
  * Sends a request; `done` is called exactly once with its outcome (the
  * statuses of mcp_client_request). When this returns an error, `done` is
- * never called.
+ * never called. A macro over mcp_client_request_async_sized() (see
+ * mcp_client_request()).
  * @param handle_out may be NULL; receives the handle for mcp_client_cancel().
  * Thread-safety: safe, also from callbacks.
  */
-MCP_API mcp_status mcp_client_request_async(mcp_client *c, const char *method, const char *params,
-                                            const mcp_request_opts *ro, mcp_response_fn done, void *user_data,
-                                            uint64_t *handle_out);
+MCP_API mcp_status mcp_client_request_async_sized(mcp_client *c, const char *method, const char *params,
+                                                  const mcp_request_opts *ro, size_t ro_size, mcp_response_fn done,
+                                                  void *user_data, uint64_t *handle_out);
+#define mcp_client_request_async(c, method, params, ro, done, user_data, handle_out) \
+    mcp_client_request_async_sized((c), (method), (params), (ro), sizeof(mcp_request_opts), (done), (user_data), \
+                                   (handle_out))
 
 /**
  * Cancels a pending request: its waiter gets MCP_ERR_CANCELLED at once,
@@ -398,9 +436,13 @@ MCP_API mcp_status mcp_client_list_prompts(mcp_client *c, mcp_response **out, mc
  * mcp_response_is_tool_error). When the tool was listed with an
  * outputSchema, its structuredContent is validated: a mismatch returns
  * MCP_ERR_INVALID with the first violation in err->message (*out is set).
+ * A macro over mcp_client_call_tool_sized() (see mcp_client_request()).
  */
-MCP_API mcp_status mcp_client_call_tool(mcp_client *c, const char *name, const char *arguments,
-                                        const mcp_request_opts *ro, mcp_response **out, mcp_error *err);
+MCP_API mcp_status mcp_client_call_tool_sized(mcp_client *c, const char *name, const char *arguments,
+                                              const mcp_request_opts *ro, size_t ro_size, mcp_response **out,
+                                              mcp_error *err);
+#define mcp_client_call_tool(c, name, arguments, ro, out, err) \
+    mcp_client_call_tool_sized((c), (name), (arguments), (ro), sizeof(mcp_request_opts), (out), (err))
 
 /** Reads a resource by URI. */
 MCP_API mcp_status mcp_client_read_resource(mcp_client *c, const char *uri, mcp_response **out, mcp_error *err);

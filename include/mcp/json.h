@@ -85,7 +85,8 @@ typedef enum mcp_json_type {
 #define MCP_JSON_LIMIT_MAX_BYTES ((size_t)1 << 30)
 #define MCP_JSON_LIMIT_MAX_DEPTH 10000u
 
-/* Parse options; zero-initialise and set what you need. */
+/* Parse options; zero-initialise and set what you need. May grow at its end
+ * (base.h, "Option structs and the ABI"). */
 typedef struct mcp_json_parse_opts {
     size_t max_bytes;   /* largest input accepted; 0 = MCP_JSON_DEFAULT_MAX_BYTES */
     unsigned max_depth; /* deepest nesting of arrays/objects; 0 = MCP_JSON_DEFAULT_MAX_DEPTH */
@@ -102,7 +103,12 @@ typedef struct mcp_json_parse_opts {
  * @param out  receives the document on success; untouched on failure.
  * @param text the input; may be NULL only when len is 0.
  * @param len  its length in bytes.
+ * mcp_json_parse() is a macro over mcp_json_parse_sized(), which also
+ * takes the caller's sizeof(mcp_json_parse_opts) (base.h, "Option structs
+ * and the ABI").
+ *
  * @param opts limits and flags, or NULL for the defaults.
+ * @param opts_size sizeof(mcp_json_parse_opts) as the caller knows it.
  * @param err  optional; on failure receives the status, the byte offset of
  *             the problem, rpc_code -32700 and a message such as
  *             "invalid escape in string".
@@ -110,13 +116,17 @@ typedef struct mcp_json_parse_opts {
  *         MCP_ERR_PARSE when the text is not valid JSON (including empty input);
  *         MCP_ERR_LIMIT when the input is larger than max_bytes or nests deeper
  *         than max_depth;
- *         MCP_ERR_INVALID_ARG when out is NULL, text is NULL with len > 0, or
- *         an option is above its MCP_JSON_LIMIT_* value;
+ *         MCP_ERR_INVALID_ARG when out is NULL, text is NULL with len > 0,
+ *         an option is above its MCP_JSON_LIMIT_* value, or opts_size is 0
+ *         or too small;
+ *         MCP_ERR_UNSUPPORTED when opts sets fields this library does not know;
  *         MCP_ERR_NOMEM.
  * Thread-safety: safe; calls on different inputs may run concurrently.
  */
-MCP_API mcp_status mcp_json_parse(mcp_json_doc **out, const char *text, size_t len,
-                                  const mcp_json_parse_opts *opts, mcp_error *err);
+MCP_API mcp_status mcp_json_parse_sized(mcp_json_doc **out, const char *text, size_t len,
+                                        const mcp_json_parse_opts *opts, size_t opts_size, mcp_error *err);
+#define mcp_json_parse(out, text, len, opts, err) \
+    mcp_json_parse_sized((out), (text), (len), (opts), sizeof(mcp_json_parse_opts), (err))
 
 /**
  * Frees a document and every value in it.
@@ -222,7 +232,8 @@ MCP_API int mcp_json_equal(const mcp_json *a, const mcp_json *b);
 
 /*
  * Writer state. Caller-allocated; initialise with mcp_jw_init(). The fields
- * are private: read them only through the functions below.
+ * are private: read them only through the functions below. Frozen for
+ * SONAME 0: its size and layout never change.
  */
 typedef struct mcp_jw {
     mcp_buf *buf;            /* output buffer, not owned */

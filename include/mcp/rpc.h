@@ -44,7 +44,8 @@ typedef enum mcp_rpc_id_type {
     MCP_RPC_ID_STRING    /* a string */
 } mcp_rpc_id_type;
 
-/* A request id. `str` is borrowed from the message's document. */
+/* A request id. `str` is borrowed from the message's document. Frozen for
+ * SONAME 0: callers allocate it, so its size and layout never change. */
 typedef struct mcp_rpc_id {
     mcp_rpc_id_type type; /* which of the fields below is meaningful */
     int64_t num;          /* MCP_RPC_ID_INT: the value */
@@ -55,7 +56,8 @@ typedef struct mcp_rpc_id {
 /*
  * A decoded message. Every pointer borrows from `doc` (or from the caller's
  * document for mcp_rpc_decode_json()) and is valid until
- * mcp_rpc_msg_cleanup().
+ * mcp_rpc_msg_cleanup(). Frozen for SONAME 0: the caller allocates it and
+ * the library fills it, so its size and layout never change.
  */
 typedef struct mcp_rpc_msg {
     mcp_rpc_kind kind;            /* request, notification, result or error */
@@ -75,10 +77,15 @@ typedef struct mcp_rpc_msg {
 /**
  * Parses and classifies one frame.
  *
+ * mcp_rpc_decode() is a macro over mcp_rpc_decode_sized(), which also
+ * takes the caller's sizeof(mcp_json_parse_opts) (base.h, "Option structs
+ * and the ABI").
+ *
  * @param out  receives the message on success (free with
  *             mcp_rpc_msg_cleanup()); untouched on failure.
  * @param bytes the frame; may be NULL only when len is 0.
  * @param opts JSON parse limits, or NULL for the defaults.
+ * @param opts_size sizeof(mcp_json_parse_opts) as the caller knows it.
  * @param err  optional. On failure: rpc_code is the code to answer with
  *             (-32700 or -32600), message says what is wrong, and `id`
  *             holds the JSON text of the request's id when one could be
@@ -89,11 +96,15 @@ typedef struct mcp_rpc_msg {
  *         MCP_ERR_LIMIT (-32700) when the frame exceeds a parse limit;
  *         MCP_ERR_INVALID_MSG (-32600) when the JSON is not a valid message
  *         (including batches);
- *         MCP_ERR_INVALID_ARG; MCP_ERR_NOMEM.
+ *         MCP_ERR_INVALID_ARG (also for an opts_size of 0 or too small);
+ *         MCP_ERR_UNSUPPORTED (opts sets fields this library does not know);
+ *         MCP_ERR_NOMEM.
  * Thread-safety: safe; concurrent calls on different frames are fine.
  */
-MCP_API mcp_status mcp_rpc_decode(mcp_rpc_msg *out, const char *bytes, size_t len,
-                                  const mcp_json_parse_opts *opts, mcp_error *err);
+MCP_API mcp_status mcp_rpc_decode_sized(mcp_rpc_msg *out, const char *bytes, size_t len,
+                                        const mcp_json_parse_opts *opts, size_t opts_size, mcp_error *err);
+#define mcp_rpc_decode(out, bytes, len, opts, err) \
+    mcp_rpc_decode_sized((out), (bytes), (len), (opts), sizeof(mcp_json_parse_opts), (err))
 
 /**
  * Classifies an already parsed value as a message. `out` borrows from

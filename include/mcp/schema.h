@@ -94,7 +94,8 @@ typedef struct mcp_schema_registry mcp_schema_registry;
 
 /*
  * Compile options; zero-initialise and set what you need. A zero limit
- * means its default.
+ * means its default. May grow at its end (base.h, "Option structs and the
+ * ABI").
  */
 typedef struct mcp_schema_opts {
     const mcp_schema_registry *registry; /* documents `$ref` may use, or NULL; read only
@@ -111,7 +112,9 @@ typedef struct mcp_schema_opts {
     size_t max_errors;         /* most violations collected per validation call */
 } mcp_schema_opts;
 
-/* One violation. The three strings share one allocation owned by the result. */
+/* One violation. The three strings share one allocation owned by the result.
+ * Frozen for SONAME 0: callers index arrays of it, so its size and layout
+ * never change. */
 typedef struct mcp_schema_error {
     char *instance_path;  /* JSON Pointer of the offending value, "" for the root */
     char *keyword_path;   /* JSON Pointer of the failing keyword through the schema */
@@ -119,7 +122,8 @@ typedef struct mcp_schema_error {
     const char *keyword;  /* the failing keyword, e.g. "required" (static string) */
 } mcp_schema_error;
 
-/* The violations of one validation; free with mcp_schema_result_free(). */
+/* The violations of one validation; free with mcp_schema_result_free().
+ * Frozen for SONAME 0: its size and layout never change. */
 typedef struct mcp_schema_result {
     mcp_schema_error *errors; /* `count` violations, in evaluation order */
     size_t count;             /* number of violations (>= 1) */
@@ -174,28 +178,36 @@ MCP_API void mcp_schema_registry_free(mcp_schema_registry *reg);
  * The schema is deep-copied: `schema` (and its document, and the registry)
  * may be freed as soon as the call returns.
  *
+ * mcp_schema_new() is a macro over mcp_schema_new_sized(), which also
+ * takes the caller's sizeof(mcp_schema_opts) (base.h, "Option structs and
+ * the ABI").
+ *
  * @param out    receives the compiled schema; untouched on failure. Must not be NULL.
  * @param schema the schema value (an object or a boolean); must not be NULL.
  * @param opts   options, or NULL for the defaults.
+ * @param opts_size sizeof(mcp_schema_opts) as the caller knows it.
  * @param err    optional; on failure receives a message naming the place
  *               in the schema (err->pointer holds its JSON Pointer when it
  *               is in the root document).
  * @return MCP_OK;
- *         MCP_ERR_INVALID_ARG when out or schema is NULL, or an option is
- *         out of range;
+ *         MCP_ERR_INVALID_ARG when out or schema is NULL, an option is
+ *         out of range, or opts_size is 0 or too small;
  *         MCP_ERR_SCHEMA when the schema is malformed (a keyword with a value
  *         of the wrong kind, an invalid regular expression) or a `$ref` cannot
  *         be resolved;
  *         MCP_ERR_UNSUPPORTED when `$schema` names a dialect other than
- *         2020-12 or draft-07 (or an unknown required vocabulary);
+ *         2020-12 or draft-07 (or an unknown required vocabulary), or opts
+ *         sets fields this library does not know;
  *         MCP_ERR_LIMIT when the schema nests deeper than max_depth or has
  *         more than max_nodes subschemas;
  *         MCP_ERR_NOMEM.
  * Thread-safety: safe; calls may run concurrently (sharing a registry no
  * one modifies).
  */
-MCP_API mcp_status mcp_schema_new(mcp_schema **out, const mcp_json *schema,
-                                  const mcp_schema_opts *opts, mcp_error *err);
+MCP_API mcp_status mcp_schema_new_sized(mcp_schema **out, const mcp_json *schema,
+                                        const mcp_schema_opts *opts, size_t opts_size, mcp_error *err);
+#define mcp_schema_new(out, schema, opts, err) \
+    mcp_schema_new_sized((out), (schema), (opts), sizeof(mcp_schema_opts), (err))
 
 /**
  * Frees a compiled schema.

@@ -102,7 +102,10 @@ typedef enum mcp_call_outcome {
                                    its outputSchema, or the result could not be encoded */
 } mcp_call_outcome;
 
-/* What a tools/call came to; the pointers are valid during the report only. */
+/* What a tools/call came to; the pointers are valid during the report only.
+ * The library hands it out: it may grow at its end in later releases, so
+ * read only the fields you know and never copy it by value (base.h,
+ * "Option structs and the ABI"). */
 typedef struct mcp_call_report {
     mcp_call_outcome outcome;
     const mcp_rpc_id *id;            /* the request's id */
@@ -127,7 +130,8 @@ typedef struct mcp_call_report {
  */
 typedef void (*mcp_call_report_fn)(const mcp_call_report *report, void *user_data);
 
-/* Server options; zero-initialise and set what you need. */
+/* Server options; zero-initialise and set what you need. May grow at its
+ * end (base.h, "Option structs and the ABI"). */
 typedef struct mcp_server_opts {
     const char *name;          /* serverInfo.name (copied); NULL = "libmcp-server" */
     const char *version;       /* serverInfo.version (copied); NULL = the libmcp version */
@@ -152,14 +156,23 @@ typedef struct mcp_server_opts {
 /**
  * Creates a server and starts its worker pool.
  *
+ * mcp_server_new() is a macro over mcp_server_new_sized(), which also
+ * takes the caller's sizeof(mcp_server_opts) (base.h, "Option structs and
+ * the ABI").
+ *
  * @param out  receives the server; untouched on failure.
  * @param opts options, or NULL for the defaults.
+ * @param opts_size sizeof(mcp_server_opts) as the caller knows it.
  * @param err  optional detail.
- * @return MCP_OK, MCP_ERR_INVALID_ARG, MCP_ERR_IO (the transcript file
- *         cannot be opened, or a thread cannot start), MCP_ERR_NOMEM.
+ * @return MCP_OK, MCP_ERR_INVALID_ARG (also for an opts_size of 0 or too
+ *         small), MCP_ERR_UNSUPPORTED (opts sets fields this library does
+ *         not know), MCP_ERR_IO (the transcript file cannot be opened, or a
+ *         thread cannot start), MCP_ERR_NOMEM.
  * Thread-safety: safe.
  */
-MCP_API mcp_status mcp_server_new(mcp_server **out, const mcp_server_opts *opts, mcp_error *err);
+MCP_API mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, size_t opts_size,
+                                        mcp_error *err);
+#define mcp_server_new(out, opts, err) mcp_server_new_sized((out), (opts), sizeof(mcp_server_opts), (err))
 
 /**
  * Stops the worker pool and frees the server. Every connection must have
@@ -194,7 +207,8 @@ typedef mcp_status (*mcp_tool_fn)(mcp_call *call, const mcp_json *args, void *us
 
 /*
  * A tool to register. Strings are copied; JSON texts are parsed and
- * checked at registration.
+ * checked at registration. Zero-initialise; may grow at its end (base.h,
+ * "Option structs and the ABI").
  */
 typedef struct mcp_tool_def {
     const char *name;          /* 1-128 chars of [A-Za-z0-9_.-]; required */
@@ -223,17 +237,27 @@ typedef struct mcp_tool_def {
  * it get notifications/tools/list_changed.
  *
  * Ownership: `user_data_free` (if set) is called exactly once: when the tool
- * is removed or the server freed, or right away when registration fails.
+ * is removed or the server freed, or right away when registration fails
+ * (but not when def_size is 0 or too small: then `def` is not read at all).
+ *
+ * mcp_server_add_tool() is a macro over mcp_server_add_tool_sized(), which
+ * also takes the caller's sizeof(mcp_tool_def) (base.h, "Option structs
+ * and the ABI").
  *
  * @return MCP_OK;
  *         MCP_ERR_INVALID_ARG (bad name, no handler, invalid icons/meta JSON,
- *         `scopes` with characters RFC 6749 forbids in a scope);
+ *         `scopes` with characters RFC 6749 forbids in a scope, def_size 0
+ *         or too small);
  *         MCP_ERR_SCHEMA / MCP_ERR_UNSUPPORTED / MCP_ERR_LIMIT (a schema does not
  *         compile: err->message carries the validator's reason);
+ *         MCP_ERR_UNSUPPORTED also when `def` sets fields this library does
+ *         not know;
  *         MCP_ERR_EXISTS (the name is taken); MCP_ERR_NOMEM.
  * Thread-safety: safe, also while serving.
  */
-MCP_API mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_error *err);
+MCP_API mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, size_t def_size,
+                                             mcp_error *err);
+#define mcp_server_add_tool(srv, def, err) mcp_server_add_tool_sized((srv), (def), sizeof(mcp_tool_def), (err))
 
 /**
  * Removes a tool. Calls already running finish normally.
@@ -338,7 +362,9 @@ MCP_API const char *mcp_conn_version(const mcp_conn *conn);
 
 /* ---- building a tool result (handlers) ------------------------------------ */
 
-/* Annotations a content block may carry. */
+/* Annotations a content block may carry. Zero-initialise (then set
+ * priority, whose unset value is negative); may grow at its end (base.h,
+ * "Option structs and the ABI"). */
 typedef struct mcp_annotations {
     unsigned audience;          /* MCP_AUDIENCE_* bits; 0 = unset */
     double priority;            /* 0.0 .. 1.0; negative = unset */
@@ -351,32 +377,58 @@ typedef struct mcp_annotations {
 /*
  * Content blocks, added in order to the result's `content`. Each returns
  * MCP_OK, MCP_ERR_INVALID_ARG (NULL where a value is required, invalid
- * UTF-8, a bad annotation), MCP_ERR_LIMIT (the result grew past the
- * server's message size) or MCP_ERR_NOMEM. A failed block leaves the
- * result as it was. `ann` may be NULL. Safe from the handler's thread.
+ * UTF-8, a bad annotation, an ann_size of 0 or too small),
+ * MCP_ERR_UNSUPPORTED (`ann` sets fields this library does not know),
+ * MCP_ERR_LIMIT (the result grew past the server's message size) or
+ * MCP_ERR_NOMEM. A failed block leaves the result as it was. `ann` may be
+ * NULL. Safe from the handler's thread.
+ *
+ * Those that take annotations are macros over NAME_sized functions, which
+ * also take the caller's sizeof(mcp_annotations) right after `ann`
+ * (base.h, "Option structs and the ABI"); mcp_call_text() is a macro over
+ * mcp_call_text_sized().
  */
-MCP_API mcp_status mcp_call_text(mcp_call *call, const char *text, const mcp_annotations *ann);
+MCP_API mcp_status mcp_call_text_sized(mcp_call *call, const char *text, const mcp_annotations *ann,
+                                       size_t ann_size);
+#define mcp_call_text(call, text, ann) mcp_call_text_sized((call), (text), (ann), sizeof(mcp_annotations))
 MCP_API mcp_status mcp_call_textf(mcp_call *call, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/** An image block: `bytes` are base64-encoded into the result. */
-MCP_API mcp_status mcp_call_image(mcp_call *call, const void *bytes, size_t n,
-                                  const char *mime_type, const mcp_annotations *ann);
-/** An audio block: `bytes` are base64-encoded into the result. */
-MCP_API mcp_status mcp_call_audio(mcp_call *call, const void *bytes, size_t n,
-                                  const char *mime_type, const mcp_annotations *ann);
-/** A resource_link block (name required; description and mime_type optional). */
-MCP_API mcp_status mcp_call_resource_link(mcp_call *call, const char *uri, const char *name,
-                                          const char *description, const char *mime_type,
-                                          const mcp_annotations *ann);
-/** An embedded text resource. */
-MCP_API mcp_status mcp_call_resource_text(mcp_call *call, const char *uri, const char *mime_type,
-                                          const char *text, const mcp_annotations *ann);
-/** An embedded binary resource (base64-encoded into the result). */
-MCP_API mcp_status mcp_call_resource_blob(mcp_call *call, const char *uri, const char *mime_type,
-                                          const void *bytes, size_t n, const mcp_annotations *ann);
+/** An image block: `bytes` are base64-encoded into the result. A macro over mcp_call_image_sized(). */
+MCP_API mcp_status mcp_call_image_sized(mcp_call *call, const void *bytes, size_t n,
+                                        const char *mime_type, const mcp_annotations *ann, size_t ann_size);
+#define mcp_call_image(call, bytes, n, mime_type, ann) \
+    mcp_call_image_sized((call), (bytes), (n), (mime_type), (ann), sizeof(mcp_annotations))
+/** An audio block: `bytes` are base64-encoded into the result. A macro over mcp_call_audio_sized(). */
+MCP_API mcp_status mcp_call_audio_sized(mcp_call *call, const void *bytes, size_t n,
+                                        const char *mime_type, const mcp_annotations *ann, size_t ann_size);
+#define mcp_call_audio(call, bytes, n, mime_type, ann) \
+    mcp_call_audio_sized((call), (bytes), (n), (mime_type), (ann), sizeof(mcp_annotations))
+/**
+ * A resource_link block (name required; description and mime_type
+ * optional). A macro over mcp_call_resource_link_sized().
+ */
+MCP_API mcp_status mcp_call_resource_link_sized(mcp_call *call, const char *uri, const char *name,
+                                                const char *description, const char *mime_type,
+                                                const mcp_annotations *ann, size_t ann_size);
+#define mcp_call_resource_link(call, uri, name, description, mime_type, ann) \
+    mcp_call_resource_link_sized((call), (uri), (name), (description), (mime_type), (ann), sizeof(mcp_annotations))
+/** An embedded text resource. A macro over mcp_call_resource_text_sized(). */
+MCP_API mcp_status mcp_call_resource_text_sized(mcp_call *call, const char *uri, const char *mime_type,
+                                                const char *text, const mcp_annotations *ann, size_t ann_size);
+#define mcp_call_resource_text(call, uri, mime_type, text, ann) \
+    mcp_call_resource_text_sized((call), (uri), (mime_type), (text), (ann), sizeof(mcp_annotations))
+/**
+ * An embedded binary resource (base64-encoded into the result).
+ * A macro over mcp_call_resource_blob_sized().
+ */
+MCP_API mcp_status mcp_call_resource_blob_sized(mcp_call *call, const char *uri, const char *mime_type,
+                                                const void *bytes, size_t n, const mcp_annotations *ann,
+                                                size_t ann_size);
+#define mcp_call_resource_blob(call, uri, mime_type, bytes, n, ann) \
+    mcp_call_resource_blob_sized((call), (uri), (mime_type), (bytes), (n), (ann), sizeof(mcp_annotations))
 
 /**
  * Sets the result's structuredContent from JSON text (parsed and checked
@@ -590,7 +642,8 @@ typedef mcp_status (*mcp_complete_fn)(mcp_completion *cmp, const char *argument,
 
 #define MCP_RESOURCE_SUBSCRIBABLE 0x1u /* clients may subscribe to updates */
 
-/* A resource (exact `uri`) or resource template (`uri_template`). */
+/* A resource (exact `uri`) or resource template (`uri_template`).
+ * Zero-initialise; may grow at its end (base.h, "Option structs and the ABI"). */
 typedef struct mcp_resource_def {
     const char *uri;           /* exact URI; or NULL with uri_template set */
     const char *uri_template;  /* RFC 6570 template (levels 1-3), or NULL */
@@ -615,14 +668,24 @@ typedef struct mcp_resource_def {
 
 /**
  * Registers a resource or template (copied; text and blob too).
+ *
+ * mcp_server_add_resource() is a macro over mcp_server_add_resource_sized(),
+ * which also takes the caller's sizeof(mcp_resource_def) (base.h, "Option
+ * structs and the ABI").
+ *
  * @return MCP_OK; MCP_ERR_INVALID_ARG (no name, neither or both of uri and
  *         uri_template, a template that does not parse, static content with
  *         a template, no content and no handler, bad icons/meta JSON,
- *         invalid `scopes`);
- *         MCP_ERR_EXISTS; MCP_ERR_NOMEM. `user_data_free` runs on failure too.
+ *         invalid `scopes`, def_size 0 or too small);
+ *         MCP_ERR_UNSUPPORTED (`def` sets fields this library does not know);
+ *         MCP_ERR_EXISTS; MCP_ERR_NOMEM. `user_data_free` runs on failure too
+ *         (except for a def_size of 0 or too small: `def` is not read then).
  * Thread-safety: safe, also while serving; clients get list_changed.
  */
-MCP_API mcp_status mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def, mcp_error *err);
+MCP_API mcp_status mcp_server_add_resource_sized(mcp_server *srv, const mcp_resource_def *def, size_t def_size,
+                                                 mcp_error *err);
+#define mcp_server_add_resource(srv, def, err) \
+    mcp_server_add_resource_sized((srv), (def), sizeof(mcp_resource_def), (err))
 
 /** Removes a resource or template by its uri or uri_template. MCP_OK or MCP_ERR_NOT_FOUND. */
 MCP_API mcp_status mcp_server_remove_resource(mcp_server *srv, const char *uri_or_template);
@@ -647,7 +710,9 @@ MCP_API const mcp_principal *mcp_read_principal(const mcp_read *rd);
 
 typedef struct mcp_prompt mcp_prompt; /* a prompts/get being answered */
 
-/* One declared prompt argument. */
+/* One declared prompt argument. Zero-initialise; may grow at its end: an
+ * array of them is walked with the caller's element size (base.h, "Option
+ * structs and the ABI"). */
 typedef struct mcp_prompt_arg {
     const char *name;        /* required */
     const char *title;       /* or NULL */
@@ -662,6 +727,8 @@ typedef struct mcp_prompt_arg {
  */
 typedef mcp_status (*mcp_prompt_fn)(mcp_prompt *p, const mcp_json *args, void *user_data);
 
+/* A prompt to register. Zero-initialise; may grow at its end (base.h,
+ * "Option structs and the ABI"). */
 typedef struct mcp_prompt_def {
     const char *name;              /* required */
     const char *title;             /* or NULL */
@@ -679,10 +746,20 @@ typedef struct mcp_prompt_def {
 } mcp_prompt_def;
 
 /**
- * Registers a prompt. Statuses as mcp_server_add_resource().
+ * Registers a prompt. Statuses as mcp_server_add_resource(); an `args`
+ * element that sets fields this library does not know is
+ * MCP_ERR_UNSUPPORTED too.
+ *
+ * mcp_server_add_prompt() is a macro over mcp_server_add_prompt_sized(),
+ * which also takes the caller's sizeof(mcp_prompt_def) and
+ * sizeof(mcp_prompt_arg), the stride of `def->args` (base.h, "Option
+ * structs and the ABI"). arg_size is checked only when nargs > 0.
  * Thread-safety: safe, also while serving; clients get list_changed.
  */
-MCP_API mcp_status mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def, mcp_error *err);
+MCP_API mcp_status mcp_server_add_prompt_sized(mcp_server *srv, const mcp_prompt_def *def, size_t def_size,
+                                               size_t arg_size, mcp_error *err);
+#define mcp_server_add_prompt(srv, def, err) \
+    mcp_server_add_prompt_sized((srv), (def), sizeof(mcp_prompt_def), sizeof(mcp_prompt_arg), (err))
 
 /** Removes a prompt. MCP_OK or MCP_ERR_NOT_FOUND. */
 MCP_API mcp_status mcp_server_remove_prompt(mcp_server *srv, const char *name);

@@ -11,7 +11,8 @@
 extern "C" {
 #endif
 
-/* stdio server options; zero-initialise and set what you need. */
+/* stdio server options; zero-initialise and set what you need. May grow at
+ * its end (base.h, "Option structs and the ABI"). */
 typedef struct mcp_stdio_opts {
     int in_fd;          /* frames in; 0 = standard input (fd 0 is the default) */
     int out_fd;         /* frames out; 0 = standard output (1) */
@@ -37,19 +38,28 @@ typedef struct mcp_stdio_opts {
  * Runs on the calling thread (the I/O thread); tool handlers run on the
  * server's workers.
  *
+ * mcp_stdio_serve() is a macro over mcp_stdio_serve_sized(), which also
+ * takes the caller's sizeof(mcp_stdio_opts) (base.h, "Option structs and
+ * the ABI").
+ *
  * @param srv  the server; must not be NULL.
  * @param opts options, or NULL for the defaults.
+ * @param opts_size sizeof(mcp_stdio_opts) as the caller knows it.
  * @return MCP_OK at end of input (also after a write failure);
- *         MCP_ERR_IO when reading fails; MCP_ERR_INVALID_ARG; MCP_ERR_NOMEM.
+ *         MCP_ERR_IO when reading fails; MCP_ERR_INVALID_ARG (also for an
+ *         opts_size of 0 or too small); MCP_ERR_UNSUPPORTED (opts sets
+ *         fields this library does not know); MCP_ERR_NOMEM.
  * Thread-safety: one call per connection; several may serve different fds.
  */
-MCP_API mcp_status mcp_stdio_serve(mcp_server *srv, const mcp_stdio_opts *opts);
+MCP_API mcp_status mcp_stdio_serve_sized(mcp_server *srv, const mcp_stdio_opts *opts, size_t opts_size);
+#define mcp_stdio_serve(srv, opts) mcp_stdio_serve_sized((srv), (opts), sizeof(mcp_stdio_opts))
 
 /* ---- Streamable HTTP server ------------------------------------------------ */
 
 typedef struct mcp_http_server mcp_http_server;
 
-/* HTTP server options; zero-initialise and set what you need. */
+/* HTTP server options; zero-initialise and set what you need. May grow at
+ * its end (base.h, "Option structs and the ABI"). */
 typedef struct mcp_http_opts {
     const char *host;            /* address to bind; NULL = "127.0.0.1" */
     unsigned port;               /* TCP port; 0 = any free port (see mcp_http_server_port) */
@@ -105,18 +115,26 @@ typedef struct mcp_http_opts {
  * Rate limits answer 429 with Retry-After. With tls_cert_file and
  * tls_key_file the server speaks https (libmicrohttpd with GnuTLS).
  *
+ * mcp_http_server_start() is a macro over mcp_http_server_start_sized(),
+ * which also takes the caller's sizeof(mcp_http_opts) (base.h, "Option
+ * structs and the ABI").
+ *
  * @param out  receives the running server; untouched on failure.
  * @param srv  the MCP server; must outlive the HTTP server.
  * @param opts options, or NULL for the defaults.
+ * @param opts_size sizeof(mcp_http_opts) as the caller knows it.
  * @return MCP_OK; MCP_ERR_INVALID_ARG (bad host or path, only one of the
- *         TLS files, a negative or NaN rate); MCP_ERR_IO (the port cannot
- *         be bound, a TLS file cannot be read, or TLS does not start);
- *         MCP_ERR_UNSUPPORTED (libmicrohttpd was built without TLS);
- *         MCP_ERR_NOMEM.
+ *         TLS files, a negative or NaN rate, an opts_size of 0 or too
+ *         small); MCP_ERR_IO (the port cannot be bound, a TLS file cannot
+ *         be read, or TLS does not start); MCP_ERR_UNSUPPORTED
+ *         (libmicrohttpd was built without TLS, or opts sets fields this
+ *         library does not know); MCP_ERR_NOMEM.
  * Thread-safety: safe.
  */
-MCP_API mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts,
-                                         mcp_error *err);
+MCP_API mcp_status mcp_http_server_start_sized(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts,
+                                               size_t opts_size, mcp_error *err);
+#define mcp_http_server_start(out, srv, opts, err) \
+    mcp_http_server_start_sized((out), (srv), (opts), sizeof(mcp_http_opts), (err))
 
 /** The TCP port the server listens on (useful after asking for port 0). */
 MCP_API unsigned mcp_http_server_port(const mcp_http_server *hs);
@@ -135,16 +153,27 @@ MCP_API void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms);
  * level, through the server's log callback; stderr by default).
  * Installs handlers for those two signals while it runs (restoring the
  * previous ones before it returns); call it from one thread only.
+ * mcp_http_serve() is a macro over mcp_http_serve_sized(), which also takes
+ * the caller's sizeof(mcp_http_opts) (base.h, "Option structs and the ABI").
  * @return MCP_OK after a signal, or the error of mcp_http_server_start().
  */
-MCP_API mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error *err);
+MCP_API mcp_status mcp_http_serve_sized(mcp_server *srv, const mcp_http_opts *opts, size_t opts_size,
+                                        mcp_error *err);
+#define mcp_http_serve(srv, opts, err) mcp_http_serve_sized((srv), (opts), sizeof(mcp_http_opts), (err))
 
 /**
  * Parses "[HOST:]PORT" (HOST may be "[v6]") into opts->host and
- * opts->port. The host string points into `spec`, which must outlive opts.
- * @return MCP_OK or MCP_ERR_INVALID_ARG.
+ * opts->port. The host string points into `host_buf`, which must outlive
+ * opts. mcp_http_parse_listen() is a macro over
+ * mcp_http_parse_listen_sized(), which also takes the caller's
+ * sizeof(mcp_http_opts) and writes only fields within it (base.h, "Option
+ * structs and the ABI").
+ * @return MCP_OK or MCP_ERR_INVALID_ARG (also for an opts_size of 0 or too small).
  */
-MCP_API mcp_status mcp_http_parse_listen(const char *spec, mcp_http_opts *opts, char *host_buf, size_t host_buf_len);
+MCP_API mcp_status mcp_http_parse_listen_sized(const char *spec, mcp_http_opts *opts, size_t opts_size,
+                                               char *host_buf, size_t host_buf_len);
+#define mcp_http_parse_listen(spec, opts, host_buf, host_buf_len) \
+    mcp_http_parse_listen_sized((spec), (opts), sizeof(mcp_http_opts), (host_buf), (host_buf_len))
 
 #ifdef __cplusplus
 }

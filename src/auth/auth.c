@@ -13,6 +13,7 @@
  * its own lock. Principals are immutable once built.
  */
 #include "auth/auth_internal.h"
+#include "util/abi.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -1047,8 +1048,14 @@ static mcp_status parse_algs(const char *list, unsigned *out, mcp_error *err)
     return MCP_OK;
 }
 
-mcp_status mcp_auth_new(mcp_auth **out, const mcp_auth_opts *o, mcp_error *err)
+mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *o, size_t opts_size, mcp_error *err)
 {
+    mcp_auth_opts opts_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_auth_opts, &opts_copy, o, opts_size, err);
+    if (ost)
+        return ost;
+    if (o)
+        o = &opts_copy;
     if (!out || !o)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out and opts are required");
     int keys = o->jwks_file || o->jwks_url || o->jwks_json;
@@ -1196,13 +1203,18 @@ mcp_status mcp_auth_new(mcp_auth **out, const mcp_auth_opts *o, mcp_error *err)
 /* ------------------------------------------------------------------------ */
 /* Program options                                                           */
 
-mcp_status mcp_auth_parse_arg(mcp_auth_opts *o, const char *arg, const char *next, int *used)
+mcp_status mcp_auth_parse_arg_sized(mcp_auth_opts *o, size_t opts_size, const char *arg, const char *next,
+                                    int *used)
 {
     static const char *const names[] = {"--auth-issuer",     "--auth-audience", "--auth-jwks",
                                         "--auth-introspect", "--auth-scopes",   "--resource-url"};
     if (used)
         *used = 0;
     if (!o || !arg || !used)
+        return MCP_ERR_INVALID_ARG;
+    /* Every field written below is a 0.1.0 one: a size that holds those is
+     * enough. A field added later is written only when opts_size covers it. */
+    if (MCP__OPTS_SIZE_CHECK(mcp_auth_opts, opts_size, NULL))
         return MCP_ERR_INVALID_ARG;
     size_t which = sizeof names / sizeof names[0];
     const char *value = NULL;

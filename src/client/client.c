@@ -32,6 +32,7 @@
  * from responses to ids never sent (a protocol violation).
  */
 #include "client/client_internal.h"
+#include "util/abi.h"
 #include "util/util.h"
 #include "client/oauth.h"
 #include "util/pool.h"
@@ -834,10 +835,16 @@ static char **param_headers_for(mcp_client *c, const mcp_json *params)
     return out;
 }
 
-mcp_status mcp_client_request_async(mcp_client *c, const char *method, const char *params,
-                                    const mcp_request_opts *ro, mcp_response_fn done, void *user_data,
-                                    uint64_t *handle_out)
+mcp_status mcp_client_request_async_sized(mcp_client *c, const char *method, const char *params,
+                                          const mcp_request_opts *ro, size_t ro_size, mcp_response_fn done,
+                                          void *user_data, uint64_t *handle_out)
 {
+    mcp_request_opts ro_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_request_opts, &ro_copy, ro, ro_size, NULL);
+    if (ost)
+        return ost;
+    if (ro)
+        ro = &ro_copy;
     if (!c || !method || !method[0] || !done)
         return MCP_ERR_INVALID_ARG;
     mcp_json_doc *doc;
@@ -927,11 +934,17 @@ static mcp_status request_doc(mcp_client *c, const char *method, mcp_json_doc *d
     return waiter_wait(&w, out, err);
 }
 
-mcp_status mcp_client_request(mcp_client *c, const char *method, const char *params, const mcp_request_opts *ro,
-                              mcp_response **out, mcp_error *err)
+mcp_status mcp_client_request_sized(mcp_client *c, const char *method, const char *params, const mcp_request_opts *ro,
+                                    size_t ro_size, mcp_response **out, mcp_error *err)
 {
     if (out)
         *out = NULL;
+    mcp_request_opts ro_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_request_opts, &ro_copy, ro, ro_size, err);
+    if (ost)
+        return ost;
+    if (ro)
+        ro = &ro_copy;
     if (!c || !method || !method[0])
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and a method are required");
     mcp_json_doc *doc;
@@ -2543,11 +2556,17 @@ static mcp_status check_output(mcp_client *c, const char *name, const mcp_respon
     return st;
 }
 
-mcp_status mcp_client_call_tool(mcp_client *c, const char *name, const char *arguments, const mcp_request_opts *ro,
-                                mcp_response **out, mcp_error *err)
+mcp_status mcp_client_call_tool_sized(mcp_client *c, const char *name, const char *arguments,
+                                      const mcp_request_opts *ro, size_t ro_size, mcp_response **out, mcp_error *err)
 {
     if (out)
         *out = NULL;
+    mcp_request_opts ro_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_request_opts, &ro_copy, ro, ro_size, err);
+    if (ost)
+        return ost;
+    if (ro)
+        ro = &ro_copy;
     if (!c || !name)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a client and a tool name are required");
     const char *kv[] = {"name", name, NULL, NULL};

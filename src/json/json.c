@@ -17,6 +17,7 @@
  */
 
 #include "json/json_internal.h"
+#include "util/abi.h"
 #include "util/util.h"
 
 #include <locale.h>
@@ -779,13 +780,20 @@ object_key:
     goto parse_value;
 }
 
-mcp_status mcp_json_parse(mcp_json_doc **out, const char *text, size_t len,
-                          const mcp_json_parse_opts *opts, mcp_error *err)
+mcp_status mcp_json_parse_sized(mcp_json_doc **out, const char *text, size_t len,
+                                const mcp_json_parse_opts *opts, size_t opts_size, mcp_error *err)
 {
     size_t max_bytes = MCP_JSON_DEFAULT_MAX_BYTES;
     unsigned max_depth = MCP_JSON_DEFAULT_MAX_DEPTH;
     unsigned flags = 0;
 
+    mcp_json_parse_opts opts_copy;
+    if (opts) {
+        mcp_status ost = MCP__OPTS_IN(mcp_json_parse_opts, &opts_copy, opts, opts_size, err);
+        if (ost)
+            return ost;
+        opts = &opts_copy;
+    }
     if (!out || (!text && len))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, -32603, 0, "invalid argument");
     if (opts) {

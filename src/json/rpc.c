@@ -161,13 +161,14 @@ mcp_status mcp_rpc_decode_json(mcp_rpc_msg *out, const mcp_json *root, mcp_error
     return MCP_OK;
 }
 
-mcp_status mcp_rpc_decode(mcp_rpc_msg *out, const char *bytes, size_t len,
-                          const mcp_json_parse_opts *opts, mcp_error *err)
+mcp_status mcp_rpc_decode_sized(mcp_rpc_msg *out, const char *bytes, size_t len,
+                                const mcp_json_parse_opts *opts, size_t opts_size, mcp_error *err)
 {
     if (!out)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, MCP_RPC_INTERNAL_ERROR, 0, "invalid argument");
     mcp_json_doc *doc;
-    mcp_status st = mcp_json_parse(&doc, bytes, len, opts, err);
+    /* The caller's size goes on: mcp_json_parse_sized() checks and copies. */
+    mcp_status st = mcp_json_parse_sized(&doc, bytes, len, opts, opts_size, err);
     if (st) {
         if (err && (st == MCP_ERR_PARSE || st == MCP_ERR_LIMIT))
             err->rpc_code = MCP_RPC_PARSE_ERROR;

@@ -60,6 +60,7 @@
  *   tokens) are made at compile time.
  */
 #include "mcp/schema.h"
+#include "util/abi.h"
 #include "util/util.h"
 #include "json/json_internal.h"
 #include "schema/schema_internal.h"
@@ -3647,16 +3648,15 @@ void mcp_schema_free(mcp_schema *s)
     mcp_free(s);
 }
 
-mcp_status mcp_schema_new(mcp_schema **out, const mcp_json *schema, const mcp_schema_opts *opts,
-                          mcp_error *err)
+mcp_status mcp_schema_new_sized(mcp_schema **out, const mcp_json *schema, const mcp_schema_opts *opts,
+                                size_t opts_size, mcp_error *err)
 {
+    mcp_schema_opts o;
+    mcp_status ost = MCP__OPTS_IN(mcp_schema_opts, &o, opts, opts_size, err);
+    if (ost)
+        return ost;
     if (!out || !schema)
         return fail_at(err, MCP_ERR_INVALID_ARG, NULL, "out and schema are required");
-    mcp_schema_opts o;
-    if (opts)
-        o = *opts;
-    else
-        memset(&o, 0, sizeof(o));
     if (o.default_dialect > MCP_SCHEMA_DIALECT_DRAFT7 || o.max_depth > MCP_SCHEMA_LIMIT_MAX_DEPTH ||
         o.max_eval_depth > MCP_SCHEMA_LIMIT_MAX_EVAL_DEPTH)
         return fail_at(err, MCP_ERR_INVALID_ARG, NULL, "schema option out of range");

@@ -8,6 +8,7 @@
  * (the handler's completion, the timer, a client cancel or the connection
  * closing). The thread that ran (or withdrew) the job frees the call.
  */
+#include "util/abi.h"
 #include "util/util.h"
 #include "server/server_internal.h"
 
@@ -684,8 +685,14 @@ static int bad_annotations(const mcp_annotations *ann)
                    isnan(ann->priority));
 }
 
-mcp_status mcp_call_text(mcp_call *call, const char *text, const mcp_annotations *ann)
+mcp_status mcp_call_text_sized(mcp_call *call, const char *text, const mcp_annotations *ann, size_t ann_size)
 {
+    mcp_annotations ann_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    if (ost)
+        return ost;
+    if (ann)
+        ann = &ann_copy;
     if (!call || !text || bad_annotations(ann))
         return MCP_ERR_INVALID_ARG;
     undo u;
@@ -745,21 +752,39 @@ static mcp_status binary_block(mcp_call *call, const char *type, const void *byt
     return undo_finish(call, &u);
 }
 
-mcp_status mcp_call_image(mcp_call *call, const void *bytes, size_t n, const char *mime_type,
-                          const mcp_annotations *ann)
+mcp_status mcp_call_image_sized(mcp_call *call, const void *bytes, size_t n, const char *mime_type,
+                                const mcp_annotations *ann, size_t ann_size)
 {
+    mcp_annotations ann_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    if (ost)
+        return ost;
+    if (ann)
+        ann = &ann_copy;
     return binary_block(call, "image", bytes, n, mime_type, ann);
 }
 
-mcp_status mcp_call_audio(mcp_call *call, const void *bytes, size_t n, const char *mime_type,
-                          const mcp_annotations *ann)
+mcp_status mcp_call_audio_sized(mcp_call *call, const void *bytes, size_t n, const char *mime_type,
+                                const mcp_annotations *ann, size_t ann_size)
 {
+    mcp_annotations ann_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    if (ost)
+        return ost;
+    if (ann)
+        ann = &ann_copy;
     return binary_block(call, "audio", bytes, n, mime_type, ann);
 }
 
-mcp_status mcp_call_resource_link(mcp_call *call, const char *uri, const char *name, const char *description,
-                                  const char *mime_type, const mcp_annotations *ann)
+mcp_status mcp_call_resource_link_sized(mcp_call *call, const char *uri, const char *name, const char *description,
+                                        const char *mime_type, const mcp_annotations *ann, size_t ann_size)
 {
+    mcp_annotations ann_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    if (ost)
+        return ost;
+    if (ann)
+        ann = &ann_copy;
     if (!call || !uri || !name || bad_annotations(ann))
         return MCP_ERR_INVALID_ARG;
     undo u;
@@ -817,17 +842,29 @@ static mcp_status embedded(mcp_call *call, const char *uri, const char *mime, co
     return undo_finish(call, &u);
 }
 
-mcp_status mcp_call_resource_text(mcp_call *call, const char *uri, const char *mime_type, const char *text,
-                                  const mcp_annotations *ann)
+mcp_status mcp_call_resource_text_sized(mcp_call *call, const char *uri, const char *mime_type, const char *text,
+                                        const mcp_annotations *ann, size_t ann_size)
 {
+    mcp_annotations ann_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    if (ost)
+        return ost;
+    if (ann)
+        ann = &ann_copy;
     if (!text)
         return MCP_ERR_INVALID_ARG;
     return embedded(call, uri, mime_type, text, NULL, 0, ann);
 }
 
-mcp_status mcp_call_resource_blob(mcp_call *call, const char *uri, const char *mime_type, const void *bytes,
-                                  size_t n, const mcp_annotations *ann)
+mcp_status mcp_call_resource_blob_sized(mcp_call *call, const char *uri, const char *mime_type, const void *bytes,
+                                        size_t n, const mcp_annotations *ann, size_t ann_size)
 {
+    mcp_annotations ann_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    if (ost)
+        return ost;
+    if (ann)
+        ann = &ann_copy;
     return embedded(call, uri, mime_type, NULL, bytes ? bytes : "", n, ann);
 }
 

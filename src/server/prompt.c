@@ -2,6 +2,7 @@
  * Prompts (registry, prompts/list, prompts/get and the message builder)
  * and completion/complete for prompt arguments and template variables.
  */
+#include "util/abi.h"
 #include "util/util.h"
 #include "server/server_internal.h"
 
@@ -62,9 +63,20 @@ static void prompt_destroy(mcp__entry *e)
     mcp_free(p);
 }
 
-mcp_status mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def, mcp_error *err)
+mcp_status mcp_server_add_prompt_sized(mcp_server *srv, const mcp_prompt_def *def, size_t def_size,
+                                       size_t arg_size, mcp_error *err)
 {
-    mcp_status st;
+    mcp_prompt_def def_copy;
+    mcp_status st = MCP__OPTS_IN(mcp_prompt_def, &def_copy, def, def_size, err);
+    if (st) {
+        /* Unknown fields: the known ones were copied, and ownership of
+         * user_data passes all the same. A bad size: nothing was read. */
+        if (def_copy.user_data_free)
+            def_copy.user_data_free(def_copy.user_data);
+        return st;
+    }
+    if (def)
+        def = &def_copy;
     if (!srv || !def) {
         if (def && def->user_data_free)
             def->user_data_free(def->user_data);
@@ -107,16 +119,19 @@ mcp_status mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def, mcp
         }
         p->nargs = def->nargs;
         for (size_t i = 0; i < def->nargs; i++) {
-            if (!def->args[i].name) {
+            /* The caller's array, walked with the caller's element size. */
+            mcp_prompt_arg a;
+            if ((st = MCP__OPTS_IN(mcp_prompt_arg, &a, (const char *)def->args + i * arg_size, arg_size, err)))
+                goto fail;
+            if (!a.name) {
                 st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "prompt %s: argument %zu has no name", def->name, i);
                 goto fail;
             }
-            p->args[i].name = dup_opt(def->args[i].name);
-            p->args[i].title = dup_opt(def->args[i].title);
-            p->args[i].description = dup_opt(def->args[i].description);
-            p->args[i].required = def->args[i].required;
-            if (!p->args[i].name || (def->args[i].title && !p->args[i].title) ||
-                (def->args[i].description && !p->args[i].description)) {
+            p->args[i].name = dup_opt(a.name);
+            p->args[i].title = dup_opt(a.title);
+            p->args[i].description = dup_opt(a.description);
+            p->args[i].required = a.required;
+            if (!p->args[i].name || (a.title && !p->args[i].title) || (a.description && !p->args[i].description)) {
                 st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
                 goto fail;
             }

@@ -3,6 +3,7 @@
  * (RFC 6570), the resources methods, legacy subscriptions, and the
  * builder handlers use to answer a read.
  */
+#include "util/abi.h"
 #include "util/util.h"
 #include "server/server_internal.h"
 #include "server/uritemplate.h"
@@ -61,9 +62,20 @@ static void resource_destroy(mcp__entry *e)
     mcp_free(r);
 }
 
-mcp_status mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def, mcp_error *err)
+mcp_status mcp_server_add_resource_sized(mcp_server *srv, const mcp_resource_def *def, size_t def_size,
+                                         mcp_error *err)
 {
-    mcp_status st;
+    mcp_resource_def def_copy;
+    mcp_status st = MCP__OPTS_IN(mcp_resource_def, &def_copy, def, def_size, err);
+    if (st) {
+        /* Unknown fields: the known ones were copied, and ownership of
+         * user_data passes all the same. A bad size: nothing was read. */
+        if (def_copy.user_data_free)
+            def_copy.user_data_free(def_copy.user_data);
+        return st;
+    }
+    if (def)
+        def = &def_copy;
     if (!srv || !def) {
         if (def && def->user_data_free)
             def->user_data_free(def->user_data);

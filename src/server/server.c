@@ -3,6 +3,7 @@
  * thread for call time limits, the connection list (for list_changed),
  * diagnostics and the transcript.
  */
+#include "util/abi.h"
 #include "util/util.h"
 #include "json/json_internal.h"
 #include "server/server_internal.h"
@@ -143,8 +144,14 @@ static unsigned ncores(void)
     return n > 0 ? (unsigned)n : 1u;
 }
 
-mcp_status mcp_server_new(mcp_server **out, const mcp_server_opts *opts, mcp_error *err)
+mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, size_t opts_size, mcp_error *err)
 {
+    mcp_server_opts opts_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_server_opts, &opts_copy, opts, opts_size, err);
+    if (ost)
+        return ost;
+    if (opts)
+        opts = &opts_copy;
     if (!out)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out is NULL");
     mcp_server_opts o;
@@ -521,9 +528,19 @@ static mcp_status compile_schema(const mcp_json_doc *doc, const char *what, mcp_
     return MCP_OK;
 }
 
-mcp_status mcp_server_add_tool(mcp_server *srv, const mcp_tool_def *def, mcp_error *err)
+mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, size_t def_size, mcp_error *err)
 {
-    mcp_status st;
+    mcp_tool_def def_copy;
+    mcp_status st = MCP__OPTS_IN(mcp_tool_def, &def_copy, def, def_size, err);
+    if (st) {
+        /* Unknown fields: the known ones were copied, and ownership of
+         * user_data passes all the same. A bad size: nothing was read. */
+        if (def_copy.user_data_free)
+            def_copy.user_data_free(def_copy.user_data);
+        return st;
+    }
+    if (def)
+        def = &def_copy;
     if (!srv || !def) {
         if (def && def->user_data_free)
             def->user_data_free(def->user_data);

@@ -41,6 +41,7 @@
  * core runs with t->mu held.
  */
 #include "client/client_internal.h"
+#include "util/abi.h"
 #include "util/util.h"
 #include "client/oauth.h"
 #include "mcp/rpc.h"
@@ -1647,9 +1648,26 @@ static void *start_thread(void *arg)
     return run(arg);
 }
 
-mcp_status mcp_client_connect_http(mcp_client **out, const mcp_client_opts *opts, const mcp_http_client_opts *http,
-                                   mcp_error *err)
+mcp_status mcp_client_connect_http_sized(mcp_client **out, const mcp_client_opts *opts, size_t opts_size,
+                                         const mcp_http_client_opts *http, size_t http_size, size_t oauth_size,
+                                         mcp_error *err)
 {
+    mcp_client_opts opts_copy;
+    mcp_http_client_opts http_copy;
+    mcp_oauth_opts oauth_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_client_opts, &opts_copy, opts, opts_size, err);
+    if (!ost)
+        ost = MCP__OPTS_IN(mcp_http_client_opts, &http_copy, http, http_size, err);
+    if (!ost && http && http_copy.oauth) {
+        ost = MCP__OPTS_IN(mcp_oauth_opts, &oauth_copy, http_copy.oauth, oauth_size, err);
+        http_copy.oauth = &oauth_copy;
+    }
+    if (ost)
+        return ost;
+    if (opts)
+        opts = &opts_copy;
+    if (http)
+        http = &http_copy;
     if (!out || !http)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: out and http options are required");
     mcp_status st = check_url(http->url, err);

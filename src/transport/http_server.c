@@ -33,6 +33,7 @@
  * (before anything else) and per token subject answer 429.
  */
 #include "auth/auth_internal.h"
+#include "util/abi.h"
 #include "util/util.h"
 #include "server/server_internal.h"
 #include "mcp/transport.h"
@@ -2050,8 +2051,15 @@ static mcp_status setup_auth(mcp_http_server *hs, const mcp_http_opts *o, mcp_er
     return MCP_OK;
 }
 
-mcp_status mcp_http_server_start(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts, mcp_error *err)
+mcp_status mcp_http_server_start_sized(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts,
+                                       size_t opts_size, mcp_error *err)
 {
+    mcp_http_opts opts_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_http_opts, &opts_copy, opts, opts_size, err);
+    if (ost)
+        return ost;
+    if (opts)
+        opts = &opts_copy;
     if (!out || !srv)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out and srv are required");
     mcp_http_opts o;
@@ -2285,8 +2293,14 @@ static void on_stop_signal(int sig)
     sem_post(&g_stop_sem); /* async-signal-safe */
 }
 
-mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error *err)
+mcp_status mcp_http_serve_sized(mcp_server *srv, const mcp_http_opts *opts, size_t opts_size, mcp_error *err)
 {
+    mcp_http_opts opts_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_http_opts, &opts_copy, opts, opts_size, err);
+    if (ost)
+        return ost;
+    if (opts)
+        opts = &opts_copy;
     mcp_http_server *hs;
     mcp_status st = mcp_http_server_start(&hs, srv, opts, err);
     if (st)
@@ -2314,9 +2328,13 @@ mcp_status mcp_http_serve(mcp_server *srv, const mcp_http_opts *opts, mcp_error 
     return MCP_OK;
 }
 
-mcp_status mcp_http_parse_listen(const char *spec, mcp_http_opts *opts, char *host_buf, size_t host_buf_len)
+mcp_status mcp_http_parse_listen_sized(const char *spec, mcp_http_opts *opts, size_t opts_size, char *host_buf,
+                                       size_t host_buf_len)
 {
     if (!spec || !opts || !host_buf || !host_buf_len)
+        return MCP_ERR_INVALID_ARG;
+    /* host and port are 0.1.0 fields: a size that holds those is enough. */
+    if (MCP__OPTS_SIZE_CHECK(mcp_http_opts, opts_size, NULL))
         return MCP_ERR_INVALID_ARG;
     const char *port = spec;
     if (spec[0] == '[') {

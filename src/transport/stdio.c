@@ -20,6 +20,7 @@
  * reader waits too, so memory stays bounded and a client that does not
  * read still pushes back on the server.
  */
+#include "util/abi.h"
 #include "util/util.h"
 #include "server/server_internal.h"
 #include "mcp/transport.h"
@@ -150,8 +151,14 @@ static void too_long(mcp_conn *c, size_t max)
     mcp__server_diag(c->srv, MCP_LOG_WARNING, "skipped a frame longer than %zu bytes", max);
 }
 
-mcp_status mcp_stdio_serve(mcp_server *srv, const mcp_stdio_opts *opts)
+mcp_status mcp_stdio_serve_sized(mcp_server *srv, const mcp_stdio_opts *opts, size_t opts_size)
 {
+    mcp_stdio_opts opts_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_stdio_opts, &opts_copy, opts, opts_size, NULL);
+    if (ost)
+        return ost;
+    if (opts)
+        opts = &opts_copy;
     if (!srv)
         return MCP_ERR_INVALID_ARG;
     int in_fd = opts && opts->in_fd ? opts->in_fd : 0;

@@ -10,6 +10,7 @@
  * status and the tail of its stderr.
  */
 #include "client/client_internal.h"
+#include "util/abi.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -391,9 +392,20 @@ done:
     return st;
 }
 
-mcp_status mcp_client_connect_stdio(mcp_client **out, const mcp_client_opts *opts, const mcp_stdio_client_opts *so,
-                                    mcp_error *err)
+mcp_status mcp_client_connect_stdio_sized(mcp_client **out, const mcp_client_opts *opts, size_t opts_size,
+                                          const mcp_stdio_client_opts *so, size_t stdio_size, mcp_error *err)
 {
+    mcp_client_opts opts_copy;
+    mcp_stdio_client_opts so_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_client_opts, &opts_copy, opts, opts_size, err);
+    if (!ost)
+        ost = MCP__OPTS_IN(mcp_stdio_client_opts, &so_copy, so, stdio_size, err);
+    if (ost)
+        return ost;
+    if (opts)
+        opts = &opts_copy;
+    if (so)
+        so = &so_copy;
     if (!out || !so || !so->argv || !so->argv[0] || !so->argv[0][0])
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out and a server command (argv) are required");
     if (so->stderr_mode > MCP_STDERR_DISCARD)

@@ -3,6 +3,7 @@
  * mcp_realloc and mcp_free, so an embedder can count, limit or fail them
  * (the test suite's failing-allocator mode does exactly that).
  */
+#include "util/abi.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -28,8 +29,14 @@ static void default_free(void *ptr, void *ud)
 
 static mcp_allocator g_alloc = {default_malloc, default_realloc, default_free, NULL};
 
-mcp_status mcp_set_allocator(const mcp_allocator *a)
+mcp_status mcp_set_allocator_sized(const mcp_allocator *a, size_t a_size)
 {
+    mcp_allocator a_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_allocator, &a_copy, a, a_size, NULL);
+    if (ost)
+        return ost;
+    if (a)
+        a = &a_copy;
     if (!a) {
         g_alloc.malloc_fn = default_malloc;
         g_alloc.realloc_fn = default_realloc;
