@@ -51,14 +51,6 @@ unsigned mcp__alg_from_name(const char *name, size_t len);
 /* The name of one MCP__ALG_* bit. */
 const char *mcp__alg_name(unsigned alg);
 
-/*
- * Strict base64url (RFC 7515 section 2): only A-Z a-z 0-9 - _, no padding,
- * no whitespace, a length that is not 1 mod 4, and zero bits after the
- * last byte (one encoding per value). Writes at most `cap` bytes.
- * Returns 1 and sets *out_len, or 0 when the text is invalid or too long.
- */
-int mcp__b64url_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *out_len);
-
 /* One verification key from a JWKS. */
 typedef struct mcp__jwk {
     char *kid;                  /* key id, or NULL */

@@ -1,9 +1,10 @@
 /*
- * JOSE for the resource server: strict base64url, JWK sets (RFC 7517:
- * RSA n/e, EC P-256 x/y, OKP Ed25519 x) into OpenSSL keys, compact JWS
- * parsing (RFC 7515) and signature checks with OpenSSL 3 EVP: RS256
- * (PKCS#1 v1.5), PS256 (PSS, salt as long as the hash), ES256 (the raw
- * r||s of JWA turned into DER for OpenSSL) and EdDSA (Ed25519).
+ * JOSE for the resource server: JWK sets (RFC 7517: RSA n/e, EC P-256
+ * x/y, OKP Ed25519 x) into OpenSSL keys, compact JWS parsing (RFC 7515)
+ * and signature checks with OpenSSL 3 EVP: RS256 (PKCS#1 v1.5), PS256
+ * (PSS, salt as long as the hash), ES256 (the raw r||s of JWA turned into
+ * DER for OpenSSL) and EdDSA (Ed25519). Every base64url member and part
+ * is decoded strictly (MCP__BASE64_CANONICAL: one text per value).
  *
  * Everything here reads bytes a peer controls (the token) or an issuer
  * serves (the JWKS), so every length is checked before it is used and
@@ -51,55 +52,6 @@ const char *mcp__alg_name(unsigned alg)
 }
 
 /* ------------------------------------------------------------------------ */
-/* base64url                                                                 */
-
-/* Value of a base64url character, or -1. */
-static int b64url_val(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '-')
-        return 62;
-    if (c == '_')
-        return 63;
-    return -1;
-}
-
-int mcp__b64url_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *out_len)
-{
-    /* A lone character holds 6 bits: less than a byte, so no valid encoding ends that way. */
-    if (n % 4 == 1)
-        return 0;
-    size_t need = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0);
-    if (need > cap)
-        return 0;
-    size_t o = 0;
-    uint32_t acc = 0;
-    unsigned bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        int v = b64url_val((unsigned char)in[i]);
-        if (v < 0)
-            return 0;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
-    }
-    /* The bits left over must be zero: otherwise two texts decode alike. */
-    if (acc != 0)
-        return 0;
-    *out_len = o;
-    return 1;
-}
-
-/* ------------------------------------------------------------------------ */
 /* JWK sets                                                                  */
 
 static const mcp_json_parse_opts g_jwks_popts = {0, 16, MCP_JSON_REJECT_DUPLICATES};
@@ -109,7 +61,7 @@ static int member_bytes(const mcp_json *key, const char *name, unsigned char *ou
 {
     size_t sl;
     const char *s = mcp_json_str(mcp_json_get(key, name), &sl);
-    return s && mcp__b64url_decode(s, sl, out, cap, n);
+    return s && mcp__base64url_decode(s, sl, out, cap, n, MCP__BASE64_CANONICAL);
 }
 
 static EVP_PKEY *rsa_key(const unsigned char *n, size_t nl, const unsigned char *e, size_t el)
@@ -383,7 +335,7 @@ static mcp_status part_json(const char *b64, size_t n, const mcp_json_parse_opts
         return MCP_ERR_NOMEM;
     size_t rl;
     mcp_status st = MCP_ERR_AUTH;
-    if (mcp__b64url_decode(b64, n, raw, cap, &rl)) {
+    if (mcp__base64url_decode(b64, n, raw, cap, &rl, MCP__BASE64_CANONICAL)) {
         st = mcp_json_parse(out, (const char *)raw, rl, po, NULL);
         if (st == MCP_OK && mcp_json_typeof(mcp_json_doc_root(*out)) != MCP_JSON_OBJECT) {
             mcp_json_doc_free(*out);
@@ -454,7 +406,7 @@ mcp_status mcp__jwt_parse(const char *t, size_t len, unsigned algs, mcp__jwt *j,
     }
     if (sl == 0)
         return bad(j, err, "the token is not signed");
-    if (!mcp__b64url_decode(d2 + 1, sl, j->sig, sizeof j->sig, &j->sig_len))
+    if (!mcp__base64url_decode(d2 + 1, sl, j->sig, sizeof j->sig, &j->sig_len, MCP__BASE64_CANONICAL))
         return bad(j, err, "malformed token: the signature is not base64url or too long");
     st = part_json(d1 + 1, pl, &g_claims_popts, &j->claims);
     if (st == MCP_ERR_NOMEM) {

@@ -762,26 +762,24 @@ static char *param_header_value(const mcp_json *v)
                 plain = 0;
         if (plain && !(n >= 2 && s[0] == '=' && s[1] == '?'))
             return mcp__strndup(s, n);
-        mcp_buf b;
-        mcp_buf_init(&b, 0);
-        mcp_jw w;
-        mcp_jw_init(&w, &b);
-        mcp_jw_base64(&w, s, n); /* writes a quoted JSON string */
-        char *out = NULL;
-        if (mcp_jw_finish(&w) == MCP_OK && b.len >= 2) {
-            out = mcp_malloc(b.len - 2 + 12);
-            if (out) {
-                memcpy(out, "=?base64?", 9);
-                memcpy(out + 9, b.data + 1, b.len - 2);
-                memcpy(out + 9 + b.len - 2, "?=", 3);
-            }
-        }
-        mcp_buf_cleanup(&b);
-        return out;
+        return mcp__client_header_b64(s, n);
     }
     default:
         return NULL;
     }
+}
+
+char *mcp__client_header_b64(const char *s, size_t n)
+{
+    if (n / 3 > (SIZE_MAX - 16) / 4)
+        return NULL;
+    char *out = mcp_malloc(MCP__BASE64_LEN(n) + 12);
+    if (!out)
+        return NULL;
+    memcpy(out, "=?base64?", 9);
+    size_t k = 9 + mcp__base64_encode(out + 9, s, n);
+    memcpy(out + k, "?=", 3);
+    return out;
 }
 
 /* Mcp-Name: the name or uri a 2026-07-28 HTTP request names. */

@@ -135,4 +135,8 @@ void mcp__client_log(mcp_client *c, mcp_log_level level, const char *fmt, ...)
 /* The client's limit on one incoming frame. */
 size_t mcp__client_max_message(const mcp_client *c);
 
+/* "=?base64?...?=": text that cannot travel plain as an SEP-2243 header
+ * value, in padded base64. NULL when out of memory; free with mcp_free. */
+char *mcp__client_header_b64(const char *s, size_t n);
+
 #endif /* MCP_CLIENT_INTERNAL_H */

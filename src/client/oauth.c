@@ -586,61 +586,23 @@ static char *join_strings(const mcp_json *arr, int *nomem)
 /* ------------------------------------------------------------------------ */
 /* Encodings                                                                 */
 
-void mcp__oauth_b64url(const unsigned char *in, size_t n, char *out)
-{
-    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t k = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)in[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)in[i + 1] << 8;
-        if (i + 2 < n)
-            v |= in[i + 2];
-        out[k++] = A[(v >> 18) & 63];
-        out[k++] = A[(v >> 12) & 63];
-        if (i + 1 < n)
-            out[k++] = A[(v >> 6) & 63];
-        if (i + 2 < n)
-            out[k++] = A[v & 63];
-    }
-    out[k] = '\0';
-}
-
-/* Standard base64 with padding (HTTP Basic). */
-static mcp_status b64_append(mcp_buf *b, const char *in, size_t n)
-{
-    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    mcp_status st = MCP_OK;
-    for (size_t i = 0; i < n && !st; i += 3) {
-        unsigned v = (unsigned)(unsigned char)in[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)(unsigned char)in[i + 1] << 8;
-        if (i + 2 < n)
-            v |= (unsigned char)in[i + 2];
-        char q[4] = {A[(v >> 18) & 63], A[(v >> 12) & 63], i + 1 < n ? A[(v >> 6) & 63] : '=',
-                     i + 2 < n ? A[v & 63] : '='};
-        st = mcp_buf_append(b, q, 4);
-    }
-    return st;
-}
-
 mcp_status mcp__oauth_pkce_challenge(const char *verifier, char out[44])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdl = 0;
     if (!EVP_Digest(verifier, strlen(verifier), md, &mdl, EVP_sha256(), NULL) || mdl != 32)
         return MCP_ERR_INTERNAL;
-    mcp__oauth_b64url(md, 32, out);
+    out[mcp__base64url_encode(out, md, 32)] = '\0';
     return MCP_OK;
 }
 
-/* n random bytes as base64url. */
+/* n random bytes as base64url (MCP__BASE64URL_LEN(nbytes) + 1 bytes of room). */
 static mcp_status random_b64url(char *out, size_t nbytes)
 {
     unsigned char r[48];
     if (nbytes > sizeof r || RAND_bytes(r, (int)nbytes) != 1)
         return MCP_ERR_INTERNAL;
-    mcp__oauth_b64url(r, nbytes, out);
+    out[mcp__base64url_encode(out, r, nbytes)] = '\0';
     return MCP_OK;
 }
 
@@ -1885,7 +1847,7 @@ static mcp_status token_request(flow *f, mcp_buf *form, mcp__tokens *out, mcp_er
         if (!st)
             st = mcp_buf_append(&auth, "Authorization: Basic ", 21);
         if (!st)
-            st = b64_append(&auth, raw.data, raw.len);
+            st = mcp__base64_append(&auth, raw.data, raw.len);
         if (raw.data)
             memset(raw.data, 0, raw.len);
         mcp_buf_cleanup(&raw);

@@ -166,9 +166,6 @@ mcp_status mcp__oauth_parse_as(const char *body, size_t len, const char *issuer,
                                char *why, size_t cap);
 void mcp__asmeta_cleanup(mcp__asmeta *m);
 
-/* Base64url without padding of `n` bytes into `out` (4 * ceil(n / 3) + 1 bytes of room). */
-void mcp__oauth_b64url(const unsigned char *in, size_t n, char *out);
-
 /* The S256 code challenge of a PKCE verifier (RFC 7636 section 4.2): 43 characters + NUL. */
 mcp_status mcp__oauth_pkce_challenge(const char *verifier, char out[44]);
 

@@ -418,8 +418,6 @@ mcp_status mcp_jw_raw(mcp_jw *w, const char *json, size_t len)
     return put_value_bytes(w, json, len);
 }
 
-static const char g_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 mcp_status mcp_jw_base64(mcp_jw *w, const void *bytes, size_t n)
 {
     if (!bytes && n)
@@ -429,31 +427,11 @@ mcp_status mcp_jw_base64(mcp_jw *w, const void *bytes, size_t n)
         return st;
     if (n / 3 > (SIZE_MAX - 8) / 4)
         return fail(w, MCP_ERR_LIMIT);
-    size_t out = (n + 2) / 3 * 4;
-    if ((st = mcp_buf_reserve(w->buf, out + 2)))
+    if ((st = mcp_buf_reserve(w->buf, MCP__BASE64_LEN(n) + 2)))
         return fail(w, st);
-    const unsigned char *s = bytes;
     char *o = w->buf->data + w->buf->len;
     *o++ = '"';
-    size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t t = ((uint32_t)s[i] << 16) | ((uint32_t)s[i + 1] << 8) | s[i + 2];
-        o[0] = g_b64[t >> 18];
-        o[1] = g_b64[(t >> 12) & 63];
-        o[2] = g_b64[(t >> 6) & 63];
-        o[3] = g_b64[t & 63];
-        o += 4;
-    }
-    if (i < n) {
-        uint32_t t = (uint32_t)s[i] << 16;
-        if (i + 1 < n)
-            t |= (uint32_t)s[i + 1] << 8;
-        o[0] = g_b64[t >> 18];
-        o[1] = g_b64[(t >> 12) & 63];
-        o[2] = i + 1 < n ? g_b64[(t >> 6) & 63] : '=';
-        o[3] = '=';
-        o += 4;
-    }
+    o += mcp__base64_encode(o, bytes, n);
     *o++ = '"';
     *o = '\0';
     w->buf->len = (size_t)(o - w->buf->data);

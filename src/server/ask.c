@@ -34,56 +34,6 @@
 /* ------------------------------------------------------------------------ */
 /* requestState: base64url(payload JSON) "." base64url(HMAC-SHA256)          */
 
-static const char g_b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static mcp_status b64url_append(mcp_buf *b, const unsigned char *p, size_t n)
-{
-    mcp_status st = mcp_buf_reserve(b, (n + 2) / 3 * 4);
-    if (st)
-        return st;
-    char *o = b->data + b->len;
-    size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t t = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
-        *o++ = g_b64url[t >> 18];
-        *o++ = g_b64url[(t >> 12) & 63];
-        *o++ = g_b64url[(t >> 6) & 63];
-        *o++ = g_b64url[t & 63];
-    }
-    if (i < n) {
-        uint32_t t = (uint32_t)p[i] << 16;
-        if (i + 1 < n)
-            t |= (uint32_t)p[i + 1] << 8;
-        *o++ = g_b64url[t >> 18];
-        *o++ = g_b64url[(t >> 12) & 63];
-        if (i + 1 < n)
-            *o++ = g_b64url[(t >> 6) & 63];
-    }
-    b->len = (size_t)(o - b->data);
-    b->data[b->len] = '\0';
-    return MCP_OK;
-}
-
-/* Decodes unpadded base64url; returns the length or -1. `out` holds n*3/4+3. */
-static long b64url_decode(const char *s, size_t n, unsigned char *out)
-{
-    uint32_t acc = 0;
-    int bits = 0;
-    long o = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *p = s[i] ? memchr(g_b64url, s[i], 64) : NULL;
-        if (!p)
-            return -1;
-        acc = (acc << 6) | (uint32_t)(p - g_b64url);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-        }
-    }
-    return o;
-}
-
 static void hmac(const mcp_server *srv, const char *data, size_t n, unsigned char mac[32])
 {
     unsigned int len = 32;
@@ -119,18 +69,23 @@ mcp_status mcp__ask_verify_state(mcp_server *srv, mcp__asker *a, const char *sta
     if (!dot || len > (size_t)512 * 1024)
         return MCP_ERR_INVALID;
     size_t plen = (size_t)(dot - state), mlen = len - plen - 1;
+    /* Decoded without MCP__BASE64_CANONICAL: the MAC is over the payload's
+     * text, so a payload spelled another way fails it anyway. */
     unsigned char mac[32], want[36];
-    if (mlen != 43 || b64url_decode(dot + 1, mlen, want) != 32)
+    size_t wl;
+    if (mlen != 43 || !mcp__base64url_decode(dot + 1, mlen, want, sizeof want, &wl, 0) || wl != 32)
         return MCP_ERR_INVALID;
     hmac(srv, state, plen, mac);
     if (CRYPTO_memcmp(mac, want, 32) != 0)
         return MCP_ERR_INVALID;
-    unsigned char *payload = mcp_malloc(plen * 3 / 4 + 4);
+    size_t cap = plen * 3 / 4 + 4, n;
+    unsigned char *payload = mcp_malloc(cap);
     if (!payload)
         return MCP_ERR_NOMEM;
-    long n = b64url_decode(state, plen, payload);
     mcp_json_doc *doc = NULL;
-    mcp_status st = n < 0 ? MCP_ERR_INVALID : mcp_json_parse(&doc, (const char *)payload, (size_t)n, NULL, NULL);
+    mcp_status st = !mcp__base64url_decode(state, plen, payload, cap, &n, 0)
+                        ? MCP_ERR_INVALID
+                        : mcp_json_parse(&doc, (const char *)payload, n, NULL, NULL);
     mcp_free(payload);
     if (st)
         return st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID;
@@ -150,16 +105,15 @@ mcp_status mcp__ask_verify_state(mcp_server *srv, mcp__asker *a, const char *sta
     size_t sl;
     const char *s = mcp_json_str(mcp_json_get(root, "s"), &sl);
     if (s) {
-        a->handler_state = mcp_malloc(sl * 3 / 4 + 4);
+        size_t hcap = sl * 3 / 4 + 4;
+        a->handler_state = mcp_malloc(hcap);
         if (!a->handler_state)
             return MCP_ERR_NOMEM;
-        long hn = b64url_decode(s, sl, a->handler_state);
-        if (hn < 0) {
+        if (!mcp__base64url_decode(s, sl, a->handler_state, hcap, &a->handler_state_len, 0)) {
             mcp_free(a->handler_state);
             a->handler_state = NULL;
             return MCP_ERR_INVALID;
         }
-        a->handler_state_len = (size_t)hn;
     }
     return MCP_OK;
 }
@@ -204,7 +158,7 @@ mcp_status mcp__ask_write_state(mcp_server *srv, mcp__asker *a, mcp_jw *w, const
     if (a->handler_state) {
         mcp_buf sb;
         mcp_buf_init(&sb, 0);
-        if (b64url_append(&sb, a->handler_state, a->handler_state_len) == MCP_OK) {
+        if (mcp__base64url_append(&sb, a->handler_state, a->handler_state_len) == MCP_OK) {
             mcp_jw_key(&pw, "s");
             mcp_jw_stringn(&pw, sb.data ? sb.data : "", sb.len);
         }
@@ -215,13 +169,13 @@ mcp_status mcp__ask_write_state(mcp_server *srv, mcp__asker *a, mcp_jw *w, const
     mcp_buf out;
     mcp_buf_init(&out, 0);
     if (!st)
-        st = b64url_append(&out, (const unsigned char *)p.data, p.len);
+        st = mcp__base64url_append(&out, p.data, p.len);
     if (!st) {
         unsigned char mac[32];
         hmac(srv, out.data, out.len, mac);
         st = mcp_buf_append(&out, ".", 1);
         if (!st)
-            st = b64url_append(&out, mac, 32);
+            st = mcp__base64url_append(&out, mac, 32);
     }
     if (!st) {
         mcp_jw_key(w, "requestState");

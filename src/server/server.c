@@ -746,46 +746,27 @@ static uint64_t siphash_u64(const uint64_t key[2], uint64_t m)
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static const char g_b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
 /* A cursor is 16 bytes (position, MAC) in unpadded base64url: 22 characters. */
-#define CURSOR_LEN 22
+#define CURSOR_LEN MCP__BASE64URL_LEN(16)
 
 static void make_cursor(const mcp_server *srv, uint64_t seq, char out[CURSOR_LEN + 1])
 {
-    unsigned char raw[18] = {0};
+    unsigned char raw[16];
     uint64_t mac = siphash_u64(srv->cursor_key, seq);
     for (int i = 0; i < 8; i++) {
         raw[i] = (unsigned char)(seq >> (8 * i));
         raw[8 + i] = (unsigned char)(mac >> (8 * i));
     }
-    int o = 0;
-    for (int i = 0; i < 18 && o < CURSOR_LEN; i += 3) {
-        uint32_t t = ((uint32_t)raw[i] << 16) | ((uint32_t)raw[i + 1] << 8) | raw[i + 2];
-        for (int k = 0; k < 4 && o < CURSOR_LEN; k++)
-            out[o++] = g_b64url[(t >> (18 - 6 * k)) & 63];
-    }
-    out[CURSOR_LEN] = '\0';
+    out[mcp__base64url_encode(out, raw, sizeof raw)] = '\0';
 }
 
 static int read_cursor(const mcp_server *srv, const char *s, size_t len, uint64_t *seq)
 {
-    if (len != CURSOR_LEN)
+    /* The last character's 4 spare bits are not checked (the MAC covers the bytes). */
+    unsigned char raw[16];
+    size_t n;
+    if (len != CURSOR_LEN || !mcp__base64url_decode(s, len, raw, sizeof raw, &n, 0))
         return 0;
-    unsigned char raw[18] = {0};
-    uint32_t acc = 0;
-    int bits = 0, o = 0;
-    for (size_t i = 0; i < len; i++) {
-        const char *p = memchr(g_b64url, s[i], 64);
-        if (!p || !s[i])
-            return 0;
-        acc = (acc << 6) | (uint32_t)(p - g_b64url);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            raw[o++] = (unsigned char)(acc >> bits);
-        }
-    }
     uint64_t pos = 0, mac = 0;
     for (int i = 0; i < 8; i++) {
         pos |= (uint64_t)raw[i] << (8 * i);

@@ -261,34 +261,6 @@ static mcp_status add_value_header(struct curl_slist **h, const char *name, size
     return add_header(h, "%.*s: %.*s", (int)name_len, name, (int)n, v);
 }
 
-/* "=?base64?...?=" of the bytes; NULL when out of memory. Free with mcp_free. */
-static char *base64_sentinel(const char *s, size_t n)
-{
-    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t out_len = 9 + (n + 2) / 3 * 4 + 2;
-    char *o = mcp_malloc(out_len + 1);
-    if (!o)
-        return NULL;
-    memcpy(o, "=?base64?", 9);
-    size_t k = 9;
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)u[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)u[i + 1] << 8;
-        if (i + 2 < n)
-            v |= u[i + 2];
-        o[k++] = A[(v >> 18) & 63];
-        o[k++] = A[(v >> 12) & 63];
-        o[k++] = i + 1 < n ? A[(v >> 6) & 63] : '=';
-        o[k++] = i + 2 < n ? A[v & 63] : '=';
-    }
-    o[k++] = '?';
-    o[k++] = '=';
-    o[k] = '\0';
-    return o;
-}
-
 /* Does the frame answer request `id` (a response, not a request or notification)? */
 static int answers(const char *data, size_t len, uint64_t id)
 {
@@ -1424,7 +1396,7 @@ static mcp_status hc_send(mcp__ctransport *base, const mcp__out *msg)
             if (header_safe(msg->name, n)) {
                 st = add_value_header(&h, "Mcp-Name", 8, msg->name, n);
             } else {
-                char *enc = base64_sentinel(msg->name, n);
+                char *enc = mcp__client_header_b64(msg->name, n);
                 st = enc ? add_header(&h, "Mcp-Name: %s", enc) : MCP_ERR_NOMEM;
                 mcp_free(enc);
             }

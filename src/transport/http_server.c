@@ -1309,36 +1309,10 @@ int mcp__http_header_value(const char *raw, char *out, size_t cap, size_t *out_l
     while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
         n--;
     if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
-        const char *b = raw + 9;
-        size_t bl = n - 11;
-        if (bl % 4)
+        /* Padded base64; cap - 1 leaves room for the terminator. */
+        if (!cap || !mcp__base64_decode(raw + 9, n - 11, (unsigned char *)out, cap - 1, out_len, 0))
             return 0;
-        static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        size_t o = 0;
-        for (size_t i = 0; i < bl; i += 4) {
-            int v[4];
-            for (int k = 0; k < 4; k++) {
-                char ch = b[i + k];
-                const char *p = ch ? strchr(tab, ch) : NULL;
-                if (ch == '=' && i + 4 == bl && k >= 2)
-                    v[k] = -2;
-                else if (!p)
-                    return 0;
-                else
-                    v[k] = (int)(p - tab);
-            }
-            if (v[2] == -2 && v[3] != -2)
-                return 0;
-            if (o + 3 >= cap)
-                return 0;
-            out[o++] = (char)((v[0] << 2) | (v[1] >> 4));
-            if (v[2] != -2)
-                out[o++] = (char)(((v[1] & 15) << 4) | (v[2] >> 2));
-            if (v[3] != -2 && v[2] != -2)
-                out[o++] = (char)(((v[2] & 3) << 6) | v[3]);
-        }
-        out[o] = '\0';
-        *out_len = o;
+        out[*out_len] = '\0';
         return 1;
     }
     if (n >= cap)

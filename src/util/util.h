@@ -57,6 +57,44 @@ void mcp__quote_text(char *out, size_t cap, const char *s, size_t n);
  */
 int mcp__curl_defaults(void *easy);
 
+/*
+ * base64 (base64.c), in its two spellings, each with one encoding per value
+ * on output:
+ *   base64     RFC 4648 section 4: A-Z a-z 0-9 + /, padded with '=' to a
+ *              multiple of four (HTTP Basic, SEP-2243 header values, blobs
+ *              in JSON);
+ *   base64url  section 5: A-Z a-z 0-9 - _, never padded (JOSE, PKCE,
+ *              list cursors, requestState).
+ * Neither decoder accepts whitespace or the other alphabet's characters.
+ */
+/* Characters for n bytes (small n: the url form multiplies first). */
+#define MCP__BASE64_LEN(n) (((n) + 2) / 3 * 4)
+#define MCP__BASE64URL_LEN(n) (((n) * 4 + 2) / 3)
+
+/* Writes the encoding of in[0..n) to `out` (no terminator); returns its length. */
+size_t mcp__base64_encode(char *out, const void *in, size_t n);
+size_t mcp__base64url_encode(char *out, const void *in, size_t n);
+
+/* Appends the encoding to `b` (kept NUL-terminated). */
+mcp_status mcp__base64_append(mcp_buf *b, const void *in, size_t n);
+mcp_status mcp__base64url_append(mcp_buf *b, const void *in, size_t n);
+
+/* Decoding flag: the canonical text only. A length of 1 mod 4 (without the
+ * padding) and nonzero bits after the last byte are refused, so no two texts
+ * decode alike (RFC 7515 section 2). Without it, such bits are ignored. */
+#define MCP__BASE64_CANONICAL 1u
+
+/*
+ * Decodes in[0..n) into out[0..cap). base64: a length that is a multiple of
+ * four, '=' only as the last one or two characters; `cap` must hold
+ * n / 4 * 3 bytes (the padding not discounted). base64url: no '='; `cap`
+ * must hold the decoded length. Returns 1 and sets *out_len, or 0 when the
+ * text is invalid or does not fit (`out` may then hold a part).
+ */
+int mcp__base64_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *out_len, unsigned flags);
+int mcp__base64url_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *out_len,
+                          unsigned flags);
+
 /* snprintf into a fixed buffer where a cut is acceptable. */
 void mcp__say(char *out, size_t cap, const char *fmt, ...) MCP__PRINTF(3, 4);
 

@@ -9,6 +9,7 @@
 #include "auth/auth_internal.h"
 #include "mcp/mcp.h"
 #include "server/server_internal.h"
+#include "util/util.h"
 #include "test_as.h"
 #include "testlib.h"
 
@@ -75,23 +76,25 @@ static mcp_principal *verify(mcp_auth *a, const char *tok, mcp_auth_error want, 
 
 #define T_VERIFY_FAIL(a, tok, kind, part) T_TRUE(verify(a, tok, kind, part) == NULL)
 
-/* ---- base64url ------------------------------------------------------------ */
+/* ---- base64url, as JOSE decodes it (MCP__BASE64_CANONICAL) ---------------- */
 
 static void test_b64url(void)
 {
     unsigned char out[16];
     size_t n;
-    T_TRUE(mcp__b64url_decode("", 0, out, sizeof out, &n) && n == 0);
-    T_TRUE(mcp__b64url_decode("Zm9v", 4, out, sizeof out, &n) && n == 3 && !memcmp(out, "foo", 3));
-    T_TRUE(mcp__b64url_decode("Zm8", 3, out, sizeof out, &n) && n == 2 && !memcmp(out, "fo", 2));
-    T_TRUE(mcp__b64url_decode("Zg", 2, out, sizeof out, &n) && n == 1 && out[0] == 'f');
-    T_TRUE(mcp__b64url_decode("-_8", 3, out, sizeof out, &n) && n == 2 && out[0] == 0xfb && out[1] == 0xff);
-    T_FALSE(mcp__b64url_decode("Zg==", 4, out, sizeof out, &n)); /* padding */
-    T_FALSE(mcp__b64url_decode("Z", 1, out, sizeof out, &n));    /* 1 mod 4 */
-    T_FALSE(mcp__b64url_decode("Zh", 2, out, sizeof out, &n));   /* non-zero trailing bits */
-    T_FALSE(mcp__b64url_decode("Zm8+", 4, out, sizeof out, &n)); /* standard alphabet */
-    T_FALSE(mcp__b64url_decode("Zm 8", 4, out, sizeof out, &n)); /* whitespace */
-    T_FALSE(mcp__b64url_decode("Zm9vZm9v", 8, out, 5, &n));      /* capacity */
+    const unsigned strict = MCP__BASE64_CANONICAL;
+    T_TRUE(mcp__base64url_decode("", 0, out, sizeof out, &n, strict) && n == 0);
+    T_TRUE(mcp__base64url_decode("Zm9v", 4, out, sizeof out, &n, strict) && n == 3 && !memcmp(out, "foo", 3));
+    T_TRUE(mcp__base64url_decode("Zm8", 3, out, sizeof out, &n, strict) && n == 2 && !memcmp(out, "fo", 2));
+    T_TRUE(mcp__base64url_decode("Zg", 2, out, sizeof out, &n, strict) && n == 1 && out[0] == 'f');
+    T_TRUE(mcp__base64url_decode("-_8", 3, out, sizeof out, &n, strict) && n == 2 && out[0] == 0xfb &&
+           out[1] == 0xff);
+    T_FALSE(mcp__base64url_decode("Zg==", 4, out, sizeof out, &n, strict)); /* padding */
+    T_FALSE(mcp__base64url_decode("Z", 1, out, sizeof out, &n, strict));    /* 1 mod 4 */
+    T_FALSE(mcp__base64url_decode("Zh", 2, out, sizeof out, &n, strict));   /* non-zero trailing bits */
+    T_FALSE(mcp__base64url_decode("Zm8+", 4, out, sizeof out, &n, strict)); /* standard alphabet */
+    T_FALSE(mcp__base64url_decode("Zm 8", 4, out, sizeof out, &n, strict)); /* whitespace */
+    T_FALSE(mcp__base64url_decode("Zm9vZm9v", 8, out, 5, &n, strict));      /* capacity */
 }
 
 /* ---- Authorization header ------------------------------------------------- */

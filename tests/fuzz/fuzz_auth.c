@@ -10,6 +10,7 @@
  * of valid tokens reach the signature checks and every claim check.
  */
 #include "auth/auth_internal.h"
+#include "util/util.h"
 #include <mcp/mcp.h>
 
 #include <stdlib.h>
@@ -136,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             *line3++ = '\0';
         unsigned char out[256];
         size_t ol;
-        if (mcp__b64url_decode(s, strlen(s), out, sizeof out, &ol) && ol > sizeof out)
+        if (mcp__base64url_decode(s, strlen(s), out, sizeof out, &ol, MCP__BASE64_CANONICAL) && ol > sizeof out)
             abort();
         char *norm = NULL;
         if (line2 && mcp__scopes_normalize(line2, &norm) == MCP_OK && norm && strstr(norm, "  "))

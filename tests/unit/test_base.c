@@ -1,6 +1,8 @@
-/* Unit tests for status codes, error detail, allocator hooks, buffers, version. */
+/* Unit tests for status codes, error detail, allocator hooks, buffers,
+ * version, and util's base64 codecs. */
 #include "mcp/mcp.h"
 #include "testlib.h"
+#include "util/util.h"
 
 static void test_status(void)
 {
@@ -122,5 +124,90 @@ static void test_allocator_hooks(void)
     T_OK(mcp_set_allocator(&t));
 }
 
+/* Encodes `s` both ways and compares with the expected texts. */
+static int b64_pair(const char *s, const char *std, const char *url)
+{
+    char out[64];
+    size_t n = strlen(s), k = mcp__base64_encode(out, s, n);
+    if (k != MCP__BASE64_LEN(n) || k != strlen(std) || memcmp(out, std, k) != 0)
+        return 0;
+    k = mcp__base64url_encode(out, s, n);
+    return k == MCP__BASE64URL_LEN(n) && k == strlen(url) && memcmp(out, url, k) == 0;
+}
+
+static int b64_dec(int url, const char *text, unsigned flags, size_t cap, const char *want)
+{
+    unsigned char out[64];
+    size_t n = 99;
+    int ok = url ? mcp__base64url_decode(text, strlen(text), out, cap, &n, flags)
+                 : mcp__base64_decode(text, strlen(text), out, cap, &n, flags);
+    if (!want)
+        return !ok;
+    return ok && n == strlen(want) && memcmp(out, want, n) == 0;
+}
+
+static void test_base64(void)
+{
+    /* RFC 4648 section 10, and a byte that differs between the alphabets. */
+    T_TRUE(b64_pair("", "", ""));
+    T_TRUE(b64_pair("f", "Zg==", "Zg"));
+    T_TRUE(b64_pair("fo", "Zm8=", "Zm8"));
+    T_TRUE(b64_pair("foo", "Zm9v", "Zm9v"));
+    T_TRUE(b64_pair("foob", "Zm9vYg==", "Zm9vYg"));
+    T_TRUE(b64_pair("fooba", "Zm9vYmE=", "Zm9vYmE"));
+    T_TRUE(b64_pair("foobar", "Zm9vYmFy", "Zm9vYmFy"));
+    T_TRUE(b64_pair("\xfb\xff", "+/8=", "-_8"));
+    /* Round trips of every length and remainder, both alphabets, canonical. */
+    unsigned char in[40], back[40];
+    char text[64];
+    for (size_t i = 0; i < sizeof in; i++)
+        in[i] = (unsigned char)(i * 37 + 11);
+    for (size_t n = 0; n <= sizeof in; n++) {
+        size_t k = mcp__base64_encode(text, in, n), m = 0;
+        T_TRUE(mcp__base64_decode(text, k, back, sizeof back + 2, &m, MCP__BASE64_CANONICAL));
+        T_TRUE(m == n && !memcmp(in, back, n));
+        k = mcp__base64url_encode(text, in, n);
+        T_TRUE(mcp__base64url_decode(text, k, back, sizeof back, &m, MCP__BASE64_CANONICAL));
+        T_TRUE(m == n && !memcmp(in, back, n));
+    }
+    /* base64: padding required, '=' only at the end; spare bits ignored unless canonical. */
+    T_TRUE(b64_dec(0, "Zm8=", 0, 16, "fo"));
+    T_TRUE(b64_dec(0, "Zg==", 0, 16, "f"));
+    T_TRUE(b64_dec(0, "+/8=", 0, 16, "\xfb\xff"));
+    T_TRUE(b64_dec(0, "Zh==", 0, 16, "f"));
+    T_TRUE(b64_dec(0, "Zh==", MCP__BASE64_CANONICAL, 16, NULL));
+    T_TRUE(b64_dec(0, "Zm8", 0, 16, NULL));   /* unpadded */
+    T_TRUE(b64_dec(0, "Zg=", 0, 16, NULL));   /* short padding */
+    T_TRUE(b64_dec(0, "Z===", 0, 16, NULL));  /* three '=' */
+    T_TRUE(b64_dec(0, "Zg=a", 0, 16, NULL));  /* '=' inside the last quad */
+    T_TRUE(b64_dec(0, "Zg==Zm9v", 0, 16, NULL)); /* '=' before the end */
+    T_TRUE(b64_dec(0, "-_8=", 0, 16, NULL));  /* the url alphabet */
+    T_TRUE(b64_dec(0, "Zm 8", 0, 16, NULL));  /* whitespace */
+    T_TRUE(b64_dec(0, "Zm9v", 0, 3, "foo"));  /* cap: n / 4 * 3 */
+    T_TRUE(b64_dec(0, "Zm8=", 0, 2, NULL));   /* ... padding not discounted */
+    /* base64url: no padding; lenient unless canonical. */
+    T_TRUE(b64_dec(1, "-_8", 0, 16, "\xfb\xff"));
+    T_TRUE(b64_dec(1, "Zh", 0, 16, "f"));
+    T_TRUE(b64_dec(1, "Zh", MCP__BASE64_CANONICAL, 16, NULL));
+    T_TRUE(b64_dec(1, "Zm9vY", 0, 16, "foo")); /* 1 mod 4: the lone character is dropped */
+    T_TRUE(b64_dec(1, "Zm9vY", MCP__BASE64_CANONICAL, 16, NULL));
+    T_TRUE(b64_dec(1, "Zg==", 0, 16, NULL));  /* padding */
+    T_TRUE(b64_dec(1, "Zm8+", 0, 16, NULL));  /* the standard alphabet */
+    T_TRUE(b64_dec(1, "Zm 8", 0, 16, NULL));  /* whitespace */
+    T_TRUE(b64_dec(1, "Zm8", 0, 2, "fo"));    /* cap: the decoded length */
+    T_TRUE(b64_dec(1, "Zm9vZm9v", 0, 5, NULL));
+    unsigned char out[4];
+    size_t n;
+    T_FALSE(mcp__base64url_decode("Zm\0v", 4, out, sizeof out, &n, 0)); /* NUL */
+    /* Appending to a buffer keeps it terminated. */
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    T_OK(mcp_buf_append(&b, "x:", 2));
+    T_OK(mcp__base64_append(&b, "fo", 2));
+    T_OK(mcp__base64url_append(&b, "fo", 2));
+    T_EQ_STR(b.data, "x:Zm8=Zm8");
+    mcp_buf_cleanup(&b);
+}
+
 TEST_MAIN(TEST(test_status), TEST(test_error_clear), TEST(test_version), TEST(test_buf),
-          TEST(test_buf_nomem), TEST(test_allocator_hooks))
+          TEST(test_buf_nomem), TEST(test_allocator_hooks), TEST(test_base64))
