@@ -9,17 +9,8 @@
 #include "util/util.h"
 
 #include <curl/curl.h>
-#include <pthread.h>
 #include <string.h>
 #include <strings.h>
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static CURLcode g_init;
-
-static void init_once(void)
-{
-    g_init = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 int mcp__auth_url_allowed(const char *url)
 {
@@ -86,29 +77,12 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-int mcp__curl_defaults(void *easy)
-{
-    CURL *c = easy;
-    CURLcode rc = curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    if (rc == CURLE_OK)
-        rc = curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    return (int)rc;
-}
-
 mcp_status mcp__auth_http(const char *url, const char *post, const char *user, const char *pass, const char *ca_file,
                           unsigned timeout_ms, size_t max_bytes, mcp_buf *out, long *status, mcp_error *err)
 {
     if (!mcp__auth_url_allowed(url))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "only https URLs (or http to a loopback host) are fetched");
-    pthread_once(&g_once, init_once);
-    if (g_init != CURLE_OK)
+    if (mcp__curl_init() != CURLE_OK)
         return mcp__fail(err, MCP_ERR_IO, 0, 0, "libcurl could not be initialised");
     CURL *c = curl_easy_init();
     if (!c)

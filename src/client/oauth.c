@@ -1137,14 +1137,6 @@ static int h_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cur
     return r->abort && atomic_load(r->abort) ? 1 : 0;
 }
 
-static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
-static CURLcode g_curl_rc;
-
-static void curl_once(void)
-{
-    g_curl_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 /*
  * One HTTP exchange: GET, or POST of `body` with `ctype`. MCP_OK when an
  * answer arrived (any status, in r); MCP_ERR_IO (network), MCP_ERR_LIMIT
@@ -1157,8 +1149,7 @@ static mcp_status http_do(atomic_int *abort, long timeout_ms, const char *url, c
     memset(r, 0, sizeof *r);
     mcp_buf_init(&r->body, 0);
     r->abort = abort;
-    pthread_once(&g_curl_once, curl_once);
-    if (g_curl_rc != CURLE_OK) {
+    if (mcp__curl_init() != CURLE_OK) {
         mcp__say(why, cap, "libcurl failed to initialise");
         return MCP_ERR_IO;
     }

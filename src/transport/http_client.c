@@ -1529,14 +1529,6 @@ static const mcp__ctransport_ops HC_OPS = {hc_send, hc_cancel, hc_ready, hc_clos
 /* ------------------------------------------------------------------------ */
 /* Connecting                                                                */
 
-static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
-static CURLcode g_curl_init;
-
-static void curl_init_once(void)
-{
-    g_curl_init = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 /* http:// or https:// with a host; libcurl's parser decides the rest. */
 static mcp_status check_url(const char *url, mcp_error *err)
 {
@@ -1652,10 +1644,9 @@ mcp_status mcp_client_connect_http_sized(mcp_client **out, const mcp_client_opts
                              (size_t)(p - http->headers) + 1);
     if (http->bearer_token && !mcp__visible_ascii(http->bearer_token, strlen(http->bearer_token)))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: bearer_token must be non-empty visible ASCII");
-    pthread_once(&g_curl_once, curl_init_once);
-    if (g_curl_init != CURLE_OK)
-        return mcp__fail(err, MCP_ERR_IO, 0, 0, "http: libcurl failed to initialise: %s",
-                         curl_easy_strerror(g_curl_init));
+    CURLcode init = (CURLcode)mcp__curl_init();
+    if (init != CURLE_OK)
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "http: libcurl failed to initialise: %s", curl_easy_strerror(init));
     mcp__oauth *oa = NULL;
     if (http->oauth && (st = mcp__oauth_new(&oa, http->oauth, http->url, opts ? opts->name : NULL, err)))
         return st;

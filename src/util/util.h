@@ -51,9 +51,16 @@ int mcp__visible_ascii(const char *s, size_t n);
 void mcp__quote_text(char *out, size_t cap, const char *s, size_t n);
 
 /*
- * The options every libmcp transfer shares (auth_fetch.c): no signals,
- * http and https only, redirects never followed (tokens and POST bodies
- * must not wander). `easy` is a CURL handle; returns its CURLcode.
+ * libcurl (curl.c), the one thing util takes from outside libc. Initialises
+ * libcurl once per process (thread-safe); returns curl_global_init's
+ * CURLcode, 0 when ready. Call before a first transfer.
+ */
+int mcp__curl_init(void);
+
+/*
+ * The options every libmcp transfer shares: no signals, http and https
+ * only, redirects never followed (tokens and POST bodies must not
+ * wander). `easy` is a CURL handle; returns its CURLcode.
  */
 int mcp__curl_defaults(void *easy);
 
