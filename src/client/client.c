@@ -66,9 +66,6 @@
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_INFO "io.modelcontextprotocol/clientInfo"
 
-static const char *const g_legacy[] = {MCP_PROTOCOL_2025_11_25, MCP_PROTOCOL_2025_06_18, MCP_PROTOCOL_2025_03_26,
-                                       MCP_PROTOCOL_2024_11_05};
-
 /* ------------------------------------------------------------------------ */
 /* Types                                                                     */
 
@@ -499,7 +496,7 @@ static mcp_status write_request(mcp_client *c, mcp_buf *b, const pending *p)
             }
             if (p->modern) {
                 mcp_jw_key(&w, META_VERSION);
-                mcp_jw_string(&w, MCP_PROTOCOL_2026_07_28);
+                mcp_jw_string(&w, mcp__version_newest());
                 mcp_jw_key(&w, META_CAPS);
                 write_caps(c, &w);
                 mcp_jw_key(&w, META_INFO);
@@ -529,7 +526,7 @@ static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint
     o.id = id;
     o.method = p->method;
     o.modern = p->modern;
-    o.version = p->modern ? MCP_PROTOCOL_2026_07_28 : atomic_load(&c->proto);
+    o.version = p->modern ? mcp__version_newest() : atomic_load(&c->proto);
     o.is_initialize = !strcmp(p->method, "initialize");
     if (p->modern) {
         o.name = p->name_header;
@@ -585,7 +582,7 @@ static mcp_status send_simple(mcp_client *c, mcp_rpc_kind kind, const char *meth
     o.kind = kind;
     o.method = method;
     o.modern = atomic_load(&c->modern);
-    o.version = atomic_load(&c->modern) ? MCP_PROTOCOL_2026_07_28 : atomic_load(&c->proto);
+    o.version = atomic_load(&c->modern) ? mcp__version_newest() : atomic_load(&c->proto);
     return send_out(c, &o);
 }
 
@@ -1449,7 +1446,7 @@ static void on_response(mcp_client *c, mcp_rpc_msg *m)
         const mcp_json *sup = mcp_json_get(m->error_data, "supported");
         int ours = 0;
         for (size_t i = 0; i < mcp_json_len(sup); i++)
-            ours |= mcp_json_str_eq(mcp_json_at(sup, i), MCP_PROTOCOL_2026_07_28);
+            ours |= mcp_json_str_eq(mcp_json_at(sup, i), mcp__version_newest());
         if (ours) {
             p->version_retried = 1;
             p->state = P_INPUT;
@@ -1757,10 +1754,7 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
     else
         memset(&o, 0, sizeof o);
     if (o.protocol_version) {
-        int known = !strcmp(o.protocol_version, MCP_PROTOCOL_2026_07_28);
-        for (size_t i = 0; i < sizeof g_legacy / sizeof g_legacy[0]; i++)
-            known |= !strcmp(o.protocol_version, g_legacy[i]);
-        if (!known)
+        if (!mcp__version_known(o.protocol_version, strlen(o.protocol_version)))
             return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
                              "protocol version %.40s is not one libmcp speaks (2024-11-05 .. 2026-07-28)",
                              o.protocol_version);
@@ -1861,10 +1855,9 @@ static void keep_handshake(mcp_client *c, mcp_response *r)
 
 static const char *legacy_version(const mcp_json *v)
 {
-    for (size_t i = 0; i < sizeof g_legacy / sizeof g_legacy[0]; i++)
-        if (mcp_json_str_eq(v, g_legacy[i]))
-            return g_legacy[i];
-    return NULL;
+    size_t n;
+    const char *s = mcp_json_str(v, &n);
+    return mcp__version_legacy(s, n);
 }
 
 /* initialize's params for `version`; NULL when out of memory. */
@@ -2097,14 +2090,14 @@ static mcp_status do_discover(mcp_client *c, unsigned timeout_ms, int *legacy, m
         const mcp_json *sv = mcp_json_get(r->result, "supportedVersions");
         int ok = 0;
         for (size_t i = 0; i < mcp_json_len(sv); i++)
-            ok |= mcp_json_str_eq(mcp_json_at(sv, i), MCP_PROTOCOL_2026_07_28);
+            ok |= mcp_json_str_eq(mcp_json_at(sv, i), mcp__version_newest());
         if (!ok && sv) {
             mcp_response_free(r);
             return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
                              "the server is modern but does not list 2026-07-28 in supportedVersions");
         }
         atomic_store(&c->modern, 1);
-        atomic_store(&c->proto, MCP_PROTOCOL_2026_07_28);
+        atomic_store(&c->proto, mcp__version_newest());
         keep_handshake(c, r);
         return MCP_OK;
     }
@@ -2142,7 +2135,7 @@ mcp_status mcp__client_handshake(mcp_client *c, mcp_error *err)
 {
     const char *want = c->forced_version;
     mcp_status st;
-    if (want && strcmp(want, MCP_PROTOCOL_2026_07_28) != 0) {
+    if (want && mcp__version_legacy(want, strlen(want))) {
         st = do_initialize(c, want, err);
     } else {
         int legacy = 0;
@@ -2152,7 +2145,7 @@ mcp_status mcp__client_handshake(mcp_client *c, mcp_error *err)
                 st = mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0,
                                "the server does not speak 2026-07-28 (server/discover failed)");
             else
-                st = do_initialize(c, MCP_PROTOCOL_LATEST_LEGACY, err);
+                st = do_initialize(c, mcp__version_newest_legacy(), err);
         }
     }
     if (st == MCP_OK && c->t->ops->ready)

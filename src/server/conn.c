@@ -19,19 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Every version this server speaks, newest first; the legacy ones start at index 1. */
-static const char *const g_versions[] = {MCP_PROTOCOL_2026_07_28, MCP_PROTOCOL_2025_11_25,
-                                         MCP_PROTOCOL_2025_06_18, MCP_PROTOCOL_2025_03_26,
-                                         MCP_PROTOCOL_2024_11_05};
-#define N_VERSIONS (sizeof g_versions / sizeof g_versions[0])
-/*
- * The versions a request with per-request _meta may name: what
- * server/discover lists and what -32022 offers. Legacy versions are reached
- * through initialize instead, so listing them here would invite a client to
- * retry a modern request with a version that cannot work that way.
- */
-static const char *const g_modern_versions[] = {MCP_PROTOCOL_2026_07_28};
-#define N_MODERN (sizeof g_modern_versions / sizeof g_modern_versions[0])
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
@@ -255,10 +242,11 @@ static void m_initialize(mcp__req *r)
         return;
     }
     /* Echo a legacy version we speak, else offer the latest legacy one. */
-    const char *version = MCP_PROTOCOL_LATEST_LEGACY;
-    for (size_t i = 1; i < N_VERSIONS; i++)
-        if (mcp_json_str_eq(pv, g_versions[i]))
-            version = g_versions[i];
+    size_t pl;
+    const char *ps = mcp_json_str(pv, &pl);
+    const char *version = mcp__version_legacy(ps, pl);
+    if (!version)
+        version = mcp__version_newest_legacy();
     /* Keep the client's capabilities: they decide what the server may ask it. */
     mcp_json_doc *caps = NULL;
     const mcp_json *cv = mcp_json_get(p, "capabilities");
@@ -328,17 +316,28 @@ void mcp__write_caching(mcp__req *r)
     mcp_jw_string(&r->w, "public");
 }
 
+/*
+ * The versions a request with per-request _meta may name, as an array:
+ * what server/discover lists and what -32022 offers. Legacy versions are
+ * reached through initialize instead, so listing them here would invite a
+ * client to retry a modern request with a version that cannot work that way.
+ */
+static void write_modern_versions(mcp_jw *w)
+{
+    mcp_jw_array_begin(w);
+    for (size_t i = 0; i < MCP__N_MODERN; i++)
+        mcp_jw_string(w, mcp__versions[i]);
+    mcp_jw_array_end(w);
+}
+
 static void m_discover(mcp__req *r)
 {
     mcp_server *srv = r->c->srv;
     mcp__result_begin(r);
     mcp_jw *w = &r->w;
     mcp_jw_key(w, "supportedVersions");
-    mcp_jw_array_begin(w);
-    for (size_t i = 0; i < N_MODERN; i++)
-        mcp_jw_string(w, g_modern_versions[i]);
-    mcp_jw_array_end(w);
-    write_capabilities(w, srv, MCP_PROTOCOL_2026_07_28);
+    write_modern_versions(w);
+    write_capabilities(w, srv, mcp__version_newest());
     if (srv->instructions) {
         mcp_jw_key(w, "instructions");
         mcp_jw_string(w, srv->instructions);
@@ -463,7 +462,10 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
                    "Invalid params: missing required _meta field \"" META_CAPS "\" (an object)");
         return;
     }
-    if (!mcp_json_str_eq(pv, MCP_PROTOCOL_2026_07_28)) {
+    size_t pl;
+    const char *ps = mcp_json_str(pv, &pl);
+    const char *version = mcp__version_known(ps, pl);
+    if (!version || !mcp__version_modern(version)) {
         mcp_buf b;
         mcp_buf_init(&b, 0);
         mcp_jw w;
@@ -472,10 +474,7 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
         mcp_jw_key(&w, "data");
         mcp_jw_object_begin(&w);
         mcp_jw_key(&w, "supported");
-        mcp_jw_array_begin(&w);
-        for (size_t i = 0; i < N_MODERN; i++)
-            mcp_jw_string(&w, g_modern_versions[i]);
-        mcp_jw_array_end(&w);
+        write_modern_versions(&w);
         mcp_jw_key(&w, "requested");
         mcp_jw_value(&w, pv);
         mcp_jw_object_end(&w);
@@ -500,7 +499,7 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
     mcp__req r;
     r.c = c;
     r.msg = m;
-    r.version = MCP_PROTOCOL_2026_07_28;
+    r.version = version;
     r.modern = 1;
     r.log_threshold = threshold;
     r.caps = mcp_json_get(meta, META_CAPS);
@@ -1080,15 +1079,14 @@ void mcp__conn_dispatch_as(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *pri
 
 mcp_status mcp__conn_assume_version(mcp_conn *c, const char *version, size_t len)
 {
-    for (size_t i = 1; i < N_VERSIONS; i++)
-        if (strlen(g_versions[i]) == len && memcmp(g_versions[i], version, len) == 0) {
-            pthread_mutex_lock(&c->mu);
-            c->initialized = 1;
-            c->version = g_versions[i];
-            pthread_mutex_unlock(&c->mu);
-            return MCP_OK;
-        }
-    return MCP_ERR_INVALID_ARG;
+    const char *v = mcp__version_legacy(version, len);
+    if (!v)
+        return MCP_ERR_INVALID_ARG;
+    pthread_mutex_lock(&c->mu);
+    c->initialized = 1;
+    c->version = v;
+    pthread_mutex_unlock(&c->mu);
+    return MCP_OK;
 }
 
 void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud)

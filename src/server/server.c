@@ -778,12 +778,6 @@ static int read_cursor(const mcp_server *srv, const char *s, size_t len, uint64_
     return 1;
 }
 
-int mcp__version_at_least(const char *version, const char *min)
-{
-    /* Versions are ISO dates, so they order as strings. */
-    return version && strcmp(version, min) >= 0;
-}
-
 static void write_hint(mcp_jw *w, const char *key, int hint)
 {
     if (hint == MCP_HINT_UNSET)

@@ -348,8 +348,6 @@ void mcp__conn_destroy(mcp_conn *c); /* frees a connection whose last reference 
 void mcp__conn_notify(mcp_conn *c, const char *method);
 /* Writes `_meta` with serverInfo and resultType for a modern result. */
 void mcp__write_modern_result_fields(mcp_jw *w, mcp_server *srv);
-/* Protocol version helpers. */
-int mcp__version_at_least(const char *version, const char *min);
 
 /* ---- resource.c, prompt.c ---- */
 void mcp__m_resources_list(mcp__req *r);

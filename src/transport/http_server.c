@@ -1477,8 +1477,7 @@ static enum MHD_Result handle_post(hreq *r)
     const mcp_json *pv = mcp_json_get(meta, "io.modelcontextprotocol/protocolVersion");
     const char *hv = header(mc, "MCP-Protocol-Version");
     const char *sid = header(mc, "Mcp-Session-Id");
-    if ((m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION) && !sid &&
-        (pv || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))) {
+    if ((m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION) && !sid && (pv || mcp__version_modern(hv))) {
         /* ---- 2026-07-28: stateless ---- */
         r->modern = 1;
         const mcp_rpc_id *id = r->is_request ? &r->id : NULL;
@@ -1494,7 +1493,7 @@ static enum MHD_Result handle_post(hreq *r)
             code = MCP_RPC_INVALID_PARAMS;
         } else if (!mcp_json_str_eq(pv, hv)) {
             why = "Header mismatch: MCP-Protocol-Version header differs from _meta protocolVersion";
-        } else if (m.kind == MCP_RPC_REQUEST && mcp_json_str_eq(pv, MCP_PROTOCOL_2026_07_28)) {
+        } else if (m.kind == MCP_RPC_REQUEST && mcp__version_known(hv, strlen(hv)) && mcp__version_modern(hv)) {
             why = check_standard_headers(r, &m);
         }
         if (why) {
@@ -1508,16 +1507,15 @@ static enum MHD_Result handle_post(hreq *r)
     if (hs->sessionless && !sid && (m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION)) {
         /* ---- legacy without sessions: every POST stands alone ---- */
         const char *version = hv ? hv : MCP_PROTOCOL_2025_03_26; /* the spec's default */
-        if (strcmp(version, MCP_PROTOCOL_2026_07_28) >= 0 ||
-            (!mcp_rpc_method_is(&m, "initialize") && strcmp(version, MCP_PROTOCOL_2024_11_05) != 0 &&
-             strcmp(version, MCP_PROTOCOL_2025_03_26) != 0 && strcmp(version, MCP_PROTOCOL_2025_06_18) != 0 &&
-             strcmp(version, MCP_PROTOCOL_2025_11_25) != 0)) {
+        int init = mcp_rpc_method_is(&m, "initialize");
+        const char *legacy = mcp__version_legacy(version, strlen(version));
+        if (mcp__version_modern(version) || (!init && !legacy)) {
             mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
             mcp_rpc_msg_cleanup(&m);
             return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
                                    "Bad Request: unsupported MCP-Protocol-Version header");
         }
-        return serve_alone(r, &m, mcp_rpc_method_is(&m, "initialize") ? NULL : version);
+        return serve_alone(r, &m, init ? NULL : legacy);
     }
 
     /* ---- legacy: sessions ---- */
@@ -1551,8 +1549,7 @@ static enum MHD_Result handle_post(hreq *r)
                                    "Not Found: unknown or expired session");
         }
         /* A protocol version header, when sent, must be one this session can speak. */
-        if (hv && strcmp(hv, MCP_PROTOCOL_2024_11_05) != 0 && strcmp(hv, MCP_PROTOCOL_2025_03_26) != 0 &&
-            strcmp(hv, MCP_PROTOCOL_2025_06_18) != 0 && strcmp(hv, MCP_PROTOCOL_2025_11_25) != 0) {
+        if (hv && !mcp__version_legacy(hv, strlen(hv))) {
             session_unref(s);
             mcp_rpc_msg_cleanup(&m);
             return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
@@ -1599,7 +1596,7 @@ static enum MHD_Result handle_get(hreq *r)
     struct MHD_Connection *mc = r->mc;
     const char *sid = header(mc, "Mcp-Session-Id");
     const char *hv = header(mc, "MCP-Protocol-Version");
-    if (!sid || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))
+    if (!sid || mcp__version_modern(hv))
         return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED,
                            "Method Not Allowed: GET needs a legacy session (2026-07-28 uses subscriptions/listen)");
     if (!mcp__http_accepts(header(mc, "Accept"), "text/event-stream"))
@@ -1673,7 +1670,7 @@ static enum MHD_Result handle_delete(hreq *r)
 {
     const char *sid = header(r->mc, "Mcp-Session-Id");
     const char *hv = header(r->mc, "MCP-Protocol-Version");
-    if (!sid || (hv && strcmp(hv, MCP_PROTOCOL_2026_07_28) >= 0))
+    if (!sid || mcp__version_modern(hv))
         return reply_plain(r->mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed: DELETE ends legacy sessions only");
     session *s = session_get(r->hs, sid);
     if (s && !owner_ok(s, r)) {

@@ -102,6 +102,36 @@ int mcp__base64_decode(const char *in, size_t n, unsigned char *out, size_t cap,
 int mcp__base64url_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *out_len,
                           unsigned flags);
 
+/*
+ * Protocol versions (version.c). A version is an ISO date, so versions
+ * order as strings. mcp__versions lists every version libmcp speaks, newest
+ * first: the MCP__N_MODERN modern ones (no initialize; each request names
+ * its version in _meta), then the legacy ones (initialize, sessions).
+ */
+#define MCP__N_VERSIONS 5
+#define MCP__N_MODERN 1
+extern const char *const mcp__versions[MCP__N_VERSIONS];
+
+/* The table's entry spelled s[0..n) (a string that lives forever), or NULL
+ * when libmcp does not speak that version (s may be NULL). */
+const char *mcp__version_known(const char *s, size_t n);
+/* The same among the legacy versions only. */
+const char *mcp__version_legacy(const char *s, size_t n);
+/* Nonzero when `version` (NULL: no) is `min` or later. */
+int mcp__version_at_least(const char *version, const char *min);
+/* Nonzero when `version` belongs to the modern era: the oldest modern
+ * version or later, known or not (NULL: no). */
+int mcp__version_modern(const char *version);
+/* The newest version, and the newest legacy one. */
+static inline const char *mcp__version_newest(void)
+{
+    return mcp__versions[0];
+}
+static inline const char *mcp__version_newest_legacy(void)
+{
+    return mcp__versions[MCP__N_MODERN];
+}
+
 /* snprintf into a fixed buffer where a cut is acceptable. */
 void mcp__say(char *out, size_t cap, const char *fmt, ...) MCP__PRINTF(3, 4);
 

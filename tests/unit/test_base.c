@@ -1,5 +1,5 @@
 /* Unit tests for status codes, error detail, allocator hooks, buffers,
- * version, and util's base64 codecs. */
+ * version, and util's base64 and protocol-version helpers. */
 #include "mcp/mcp.h"
 #include "testlib.h"
 #include "util/util.h"
@@ -209,5 +209,32 @@ static void test_base64(void)
     mcp_buf_cleanup(&b);
 }
 
+static void test_protocol_versions(void)
+{
+    T_EQ_STR(mcp__version_newest(), MCP_PROTOCOL_LATEST);
+    T_EQ_STR(mcp__version_newest_legacy(), MCP_PROTOCOL_LATEST_LEGACY);
+    for (size_t i = 1; i < MCP__N_VERSIONS; i++)
+        T_TRUE(strcmp(mcp__versions[i - 1], mcp__versions[i]) > 0); /* newest first */
+    /* known returns the table's own string, so callers may keep it */
+    const char *v = mcp__version_known("2025-06-18", 10);
+    T_TRUE(v == mcp__versions[2]);
+    T_TRUE(mcp__version_known(MCP_PROTOCOL_2026_07_28, 10) == mcp__versions[0]);
+    T_NULL(mcp__version_known("2025-06-1", 9));
+    T_NULL(mcp__version_known("2025-06-180", 11));
+    T_NULL(mcp__version_known("2099-01-01", 10));
+    T_NULL(mcp__version_known(NULL, 0));
+    T_NULL(mcp__version_legacy(MCP_PROTOCOL_2026_07_28, 10));
+    T_TRUE(mcp__version_legacy("2024-11-05", 10) == mcp__versions[MCP__N_VERSIONS - 1]);
+    T_TRUE(mcp__version_at_least("2025-06-18", MCP_PROTOCOL_2025_03_26));
+    T_TRUE(mcp__version_at_least("2025-06-18", MCP_PROTOCOL_2025_06_18));
+    T_FALSE(mcp__version_at_least("2025-03-26", MCP_PROTOCOL_2025_06_18));
+    T_FALSE(mcp__version_at_least(NULL, MCP_PROTOCOL_2024_11_05));
+    /* modern: 2026-07-28 and any later date, known or not */
+    T_TRUE(mcp__version_modern(MCP_PROTOCOL_2026_07_28));
+    T_TRUE(mcp__version_modern("2099-01-01"));
+    T_FALSE(mcp__version_modern(MCP_PROTOCOL_2025_11_25));
+    T_FALSE(mcp__version_modern(NULL));
+}
+
 TEST_MAIN(TEST(test_status), TEST(test_error_clear), TEST(test_version), TEST(test_buf),
-          TEST(test_buf_nomem), TEST(test_allocator_hooks), TEST(test_base64))
+          TEST(test_buf_nomem), TEST(test_allocator_hooks), TEST(test_base64), TEST(test_protocol_versions))
