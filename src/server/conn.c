@@ -35,7 +35,7 @@ mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id
     if (!c->send_closed) {
         mcp__server_transcript(c->srv, "out", frame->data, frame->len);
         if (c->route)
-            st = c->route(frame->data, frame->len, related, final, c->route_ud);
+            st = c->route(frame->data, frame->len, related, final ? MCP__ROUTE_FINAL : MCP__ROUTE_MORE, c->route_ud);
         else
             st = c->send(frame->data, frame->len, c->send_ud);
         /* A router refusing one frame (its stream is gone) does not close the connection. */
@@ -73,7 +73,7 @@ void mcp__conn_close_stream(mcp_conn *c, const mcp_rpc_id *related)
 {
     pthread_mutex_lock(&c->send_mu);
     if (!c->send_closed && c->route)
-        c->route(NULL, 0, related, 2, c->route_ud);
+        c->route(NULL, 0, related, MCP__ROUTE_CLOSE, c->route_ud);
     pthread_mutex_unlock(&c->send_mu);
 }
 

@@ -114,10 +114,19 @@ struct mcp_server {
     FILE *transcript;           /* or NULL */
 };
 
+/* What a routed frame is to the request it belongs to. */
+typedef enum mcp__route_kind {
+    MCP__ROUTE_MORE = 0,  /* a message before the response (progress, a log, a nested request), or session traffic */
+    MCP__ROUTE_FINAL = 1, /* the request's response: its stream ends after it */
+    MCP__ROUTE_CLOSE = 2, /* no frame (NULL): end the request's stream now, the call goes on and the client resumes
+                           * the stream to get the rest (SEP-1699; mcp__conn_close_stream) */
+} mcp__route_kind;
+
 /* How a transport that gives each request its own stream (HTTP) receives
  * frames: `related` is the request a frame belongs to (NULL for session
- * traffic such as list_changed), `final` marks that request's response. */
-typedef mcp_status (*mcp__route_fn)(const char *frame, size_t len, const mcp_rpc_id *related, int final, void *ud);
+ * traffic such as list_changed), `kind` says what the frame is to it. */
+typedef mcp_status (*mcp__route_fn)(const char *frame, size_t len, const mcp_rpc_id *related, mcp__route_kind kind,
+                                    void *ud);
 
 /* A 2026-07-28 subscriptions/listen stream on a connection. */
 typedef struct mcp__listen {
@@ -301,7 +310,8 @@ typedef struct mcp__req {
 } mcp__req;
 
 /* ---- conn.c ---- */
-/* Sends a frame; `related`/`final` feed the router (see mcp__route_fn). */
+/* Sends a frame; `related` and `final` (MCP__ROUTE_FINAL when nonzero, else
+ * MCP__ROUTE_MORE) feed the router (see mcp__route_fn). */
 mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id *related, int final);
 /* Handles one decoded message (the caller logged it in the transcript and
  * cleans it up afterwards; a tools/call takes it over). */
@@ -311,7 +321,7 @@ void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m);
 void mcp__conn_dispatch_as(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *p);
 /* Answers -32600 "Forbidden: insufficient scope" naming the scopes needed. */
 void mcp__reply_forbidden(mcp__req *r, const char *scopes);
-/* Asks the router to close the stream of `related` early (route final = 2). */
+/* Asks the router to close the stream of `related` early (MCP__ROUTE_CLOSE). */
 void mcp__conn_close_stream(mcp_conn *c, const mcp_rpc_id *related);
 /* Installs per-request routing (HTTP). */
 void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud);

@@ -825,15 +825,16 @@ static mcp_status unused_send(const char *frame_data, size_t len, void *ud)
 }
 
 /* Router of a 2026-07-28 request's own connection: every frame is its. */
-static mcp_status route_modern(const char *data, size_t len, const mcp_rpc_id *related, int final, void *ud)
+static mcp_status route_modern(const char *data, size_t len, const mcp_rpc_id *related, mcp__route_kind kind,
+                               void *ud)
 {
     (void)related;
     hreq *r = ud;
     pthread_mutex_lock(&r->mu);
-    /* final == 2 (close the stream early) has no meaning here: 2026-07-28
-     * streams are not resumable, so closing one would lose the answer. */
-    if (data && final != 2)
-        deliver(r, data, len, final);
+    /* MCP__ROUTE_CLOSE has no meaning here: 2026-07-28 streams are not
+     * resumable, so closing one would lose the answer. */
+    if (data && kind != MCP__ROUTE_CLOSE)
+        deliver(r, data, len, kind == MCP__ROUTE_FINAL);
     int gone = r->ended;
     pthread_mutex_unlock(&r->mu);
     return gone ? MCP_ERR_CLOSED : MCP_OK;
@@ -877,9 +878,11 @@ static stream *begin_legacy_sse(session *s, hreq *r)
  * carrying X (or its resumable stream), a decode error to the POST being
  * dispatched, session traffic to the GET stream.
  */
-static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *related, int final, void *ud)
+static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *related, mcp__route_kind kind,
+                                void *ud)
 {
     session *s = ud;
+    int final = kind == MCP__ROUTE_FINAL;
     pthread_mutex_lock(&s->mu);
     if (!related) {
         if (final && s->current && data) {
@@ -896,7 +899,7 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
     }
     stream *st = stream_for(s, related);
     if (st) {
-        if (final == 2) {
+        if (kind == MCP__ROUTE_CLOSE) {
             /* SEP-1699: close the connection, keep the stream for Last-Event-ID. */
             hreq *r = st->attached;
             if (r) {
@@ -924,7 +927,7 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
             deliver(r, data, len, final);
             pthread_mutex_unlock(&r->mu);
         }
-    } else if (r && final == 2) {
+    } else if (r && kind == MCP__ROUTE_CLOSE) {
         pthread_mutex_lock(&r->mu);
         if (r->mode == MODE_NONE && r->accept_sse)
             begin_legacy_sse(s, r);
@@ -940,11 +943,12 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
  * Router of a session on the deprecated HTTP+SSE transport (2024-11-05):
  * every frame goes down the one GET /sse stream as an "event: message".
  */
-static mcp_status route_sse_transport(const char *data, size_t len, const mcp_rpc_id *related, int final, void *ud)
+static mcp_status route_sse_transport(const char *data, size_t len, const mcp_rpc_id *related,
+                                      mcp__route_kind kind, void *ud)
 {
     (void)related;
     session *s = ud;
-    if (!data || final == 2)
+    if (!data || kind == MCP__ROUTE_CLOSE)
         return MCP_OK;
     pthread_mutex_lock(&s->mu);
     hreq *r = s->sse;
@@ -1428,8 +1432,10 @@ static enum MHD_Result serve_alone(hreq *r, mcp_rpc_msg *m, const char *version)
         return reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
                                "Internal error: out of memory");
     }
+    /* `version` is an entry of mcp__versions (handle_post looked it up), so
+     * assuming it cannot fail. */
     if (version)
-        mcp__conn_assume_version(r->conn, version, strlen(version));
+        (void)mcp__conn_assume_version(r->conn, version, strlen(version));
     mcp__conn_set_route(r->conn, route_modern, r);
     mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
     mcp__conn_dispatch_as(r->conn, m, r->principal);
@@ -1849,13 +1855,13 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
 {
     (void)cls;
     (void)mc;
+    (void)toe; /* however it ended, a 2026-07-28 request ends with its stream */
     hreq *r = *con_cls;
     if (!r)
         return;
     *con_cls = NULL;
     pthread_mutex_lock(&r->mu);
     r->ended = 1;
-    int got_final = r->got_final;
     /* Only the ticker can change this now (1 -> 0), and it holds r->mu too. */
     int listed = r->on_active;
     pthread_mutex_unlock(&r->mu);
@@ -1894,8 +1900,6 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
     } else if (r->conn) {
         /* 2026-07-28: the request lives and dies with its stream. A client that
          * left before the answer cancelled it (the spec says so). */
-        (void)toe;
-        (void)got_final;
         mcp_conn_close(r->conn, 0);
         mcp_conn_free(r->conn);
         r->conn = NULL;
@@ -2086,6 +2090,13 @@ mcp_status mcp_http_server_start_sized(mcp_http_server **out, mcp_server *srv, c
             hs->origins[2 * i] = mcp__strdup(b);
             snprintf(b, sizeof b, "https://%s", hs->hosts[i]);
             hs->origins[2 * i + 1] = mcp__strdup(b);
+            if (!hs->origins[2 * i] || !hs->origins[2 * i + 1]) {
+                /* A NULL inside would end the list early (and leak what follows). */
+                mcp_free(hs->origins[2 * i + 1]);
+                hs->origins[2 * i + 1] = NULL;
+                strv_free(hs->origins);
+                hs->origins = NULL;
+            }
         }
     }
     if (!hs->origins) {
