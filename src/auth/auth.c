@@ -1048,16 +1048,10 @@ static mcp_status parse_algs(const char *list, unsigned *out, mcp_error *err)
     return MCP_OK;
 }
 
-mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *o, size_t opts_size, mcp_error *err)
+/* The options make sense together: a way to check tokens, issuers for
+ * JWTs, one key source, URLs that may be fetched, introspection credentials. */
+static mcp_status check_opts(const mcp_auth_opts *o, mcp_error *err)
 {
-    mcp_auth_opts opts_copy;
-    mcp_status ost = MCP__OPTS_IN(mcp_auth_opts, &opts_copy, o, opts_size, err);
-    if (ost)
-        return ost;
-    if (o)
-        o = &opts_copy;
-    if (!out || !o)
-        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out and opts are required");
     int keys = o->jwks_file || o->jwks_url || o->jwks_json;
     if (!keys && !o->introspection_url)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0,
@@ -1073,20 +1067,22 @@ mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *o, size_t opt
                          "introspection_url must be https (http only to a loopback host)");
     if (o->introspection_url && (!o->client_id || !o->client_secret))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "introspection needs client_id and client_secret");
-    unsigned algs = 0;
-    mcp_status st = parse_algs(o->algorithms, &algs, err);
-    if (st)
-        return st;
+    return MCP_OK;
+}
+
+/* A verifier with the options' limits (defaults for zeros); NULL when out of memory. */
+static mcp_auth *auth_alloc(const mcp_auth_opts *o, unsigned algs)
+{
     mcp_auth *a = mcp__calloc(1, sizeof *a);
     if (!a)
-        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        return NULL;
     pthread_mutex_init(&a->keys_mu, NULL);
     pthread_mutex_init(&a->fetch_mu, NULL);
     pthread_mutex_init(&a->cache_mu, NULL);
     atomic_init(&a->gen, 0);
     atomic_init(&a->res, NULL);
     a->algs = algs;
-    a->has_keys = keys;
+    a->has_keys = o->jwks_file || o->jwks_url || o->jwks_json;
     a->min_interval_ms = (uint64_t)(o->jwks_min_interval_s ? o->jwks_min_interval_s : DEFAULT_MIN_INTERVAL_S) * 1000u;
     a->max_age_ms = (uint64_t)(o->jwks_max_age_s ? o->jwks_max_age_s : DEFAULT_MAX_AGE_S) * 1000u;
     a->leeway = o->leeway_s > 0 ? o->leeway_s : o->leeway_s == 0 ? DEFAULT_LEEWAY_S : 0;
@@ -1095,7 +1091,13 @@ mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *o, size_t opt
     a->max_jwks = o->max_jwks_bytes ? o->max_jwks_bytes : DEFAULT_MAX_JWKS;
     a->max_keys = o->max_keys ? o->max_keys : DEFAULT_MAX_KEYS;
     a->timeout_ms = o->fetch_timeout_ms ? o->fetch_timeout_ms : DEFAULT_TIMEOUT_MS;
+    return a;
+}
 
+/* The word lists: audience, issuers, authorization servers, scopes. */
+static mcp_status copy_lists(mcp_auth *a, const mcp_auth_opts *o, mcp_error *err)
+{
+    mcp_status st;
     const char *what = NULL;
     if ((st = mcp__words_dup(o->audience, &a->audience)))
         what = "audience";
@@ -1107,49 +1109,52 @@ mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *o, size_t opt
         what = "scopes_supported";
     else if ((st = mcp__scopes_normalize(o->required_scopes, &a->required)))
         what = "required_scopes";
-    if (st) {
-        mcp_auth_free(a);
+    if (st)
         return mcp__fail(err, st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID_ARG, 0, 0,
                          "%s: %s", what, st == MCP_ERR_NOMEM ? "out of memory" : "invalid characters or too many");
-    }
     if ((!a->scopes_supported && !(a->scopes_supported = mcp__strdup(""))) ||
-        (!a->required && !(a->required = mcp__strdup("")))) {
-        mcp_auth_free(a);
+        (!a->required && !(a->required = mcp__strdup(""))))
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    return MCP_OK;
+}
+
+/* scope_hierarchy: lines of "BROAD NARROW...", at most 256. */
+static mcp_status copy_hierarchy(mcp_auth *a, const mcp_auth_opts *o, mcp_error *err)
+{
+    if (!o->scope_hierarchy)
+        return MCP_OK;
+    size_t n = 0;
+    while (o->scope_hierarchy[n])
+        n++;
+    if (n > 256)
+        return mcp__fail(err, MCP_ERR_LIMIT, 0, 0, "scope_hierarchy: more than 256 lines");
+    a->hier = mcp__calloc(n ? n : 1, sizeof *a->hier);
+    if (!a->hier)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        mcp_status st = mcp__scopes_normalize(o->scope_hierarchy[i], &a->hier[a->nhier]);
+        if (st || !a->hier[a->nhier] || !strchr(a->hier[a->nhier], ' ')) {
+            mcp_free(a->hier[a->nhier]); /* NULL when normalising failed */
+            a->hier[a->nhier] = NULL;
+            return mcp__fail(err, st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID_ARG, 0, 0,
+                             "scope_hierarchy line %zu: want \"BROAD NARROW...\" of scope tokens", i + 1);
+        }
+        a->nhier++;
     }
-    if (o->scope_hierarchy) {
-        size_t n = 0;
-        while (o->scope_hierarchy[n])
-            n++;
-        if (n > 256) {
-            mcp_auth_free(a);
-            return mcp__fail(err, MCP_ERR_LIMIT, 0, 0, "scope_hierarchy: more than 256 lines");
-        }
-        a->hier = mcp__calloc(n ? n : 1, sizeof *a->hier);
-        if (!a->hier) {
-            mcp_auth_free(a);
-            return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-        }
-        for (size_t i = 0; i < n; i++) {
-            st = mcp__scopes_normalize(o->scope_hierarchy[i], &a->hier[a->nhier]);
-            if (st || !a->hier[a->nhier] || !strchr(a->hier[a->nhier], ' ')) {
-                mcp_free(a->hier[a->nhier]); /* NULL when normalising failed */
-                mcp_auth_free(a);
-                return mcp__fail(err, st == MCP_ERR_NOMEM ? st : MCP_ERR_INVALID_ARG, 0, 0,
-                                 "scope_hierarchy line %zu: want \"BROAD NARROW...\" of scope tokens", i + 1);
-            }
-            a->nhier++;
-        }
-    }
+    return MCP_OK;
+}
+
+/* Where tokens are checked against: the resource, the key source, the
+ * introspection endpoint and its credentials, the CA file. */
+static mcp_status copy_endpoints(mcp_auth *a, const mcp_auth_opts *o, mcp_error *err)
+{
     if (o->resource) {
         resinfo *r;
-        st = resinfo_new(o->resource, &r);
-        if (st) {
-            mcp_auth_free(a);
+        mcp_status st = resinfo_new(o->resource, &r);
+        if (st)
             return mcp__fail(err, st, 0, 0,
                              st == MCP_ERR_NOMEM ? "out of memory"
                                                  : "resource must be an absolute http(s) URI without a fragment");
-        }
         atomic_store(&a->res, r);
     }
     a->jwks_file = mcp__strdup(o->jwks_file);
@@ -1162,39 +1167,71 @@ mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *o, size_t opt
     }
     if ((o->jwks_file && !a->jwks_file) || (o->jwks_url && !a->jwks_url) ||
         (o->introspection_url && (!a->introspect_url || !a->client_user || !a->client_pass)) ||
-        (o->ca_file && !a->ca_file)) {
-        mcp_auth_free(a);
+        (o->ca_file && !a->ca_file))
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-    }
+    return MCP_OK;
+}
+
+/* The verified-token cache (a power of two, at most 2^20 slots), and the
+ * keys that need no fetch: a JWKS given inline or in a file. */
+static mcp_status cache_and_keys(mcp_auth *a, const mcp_auth_opts *o, mcp_error *err)
+{
     int cache = o->token_cache ? o->token_cache : DEFAULT_TOKEN_CACHE;
     if (cache > 0) {
         unsigned n = 16;
         while (n < (unsigned)cache && n < (1u << 20))
             n <<= 1;
         a->cache = mcp__calloc(n, sizeof *a->cache);
-        if (!a->cache) {
-            mcp_auth_free(a);
+        if (!a->cache)
             return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-        }
         a->cache_mask = n - 1;
     }
     if (o->jwks_json) {
         mcp__keyset *ks;
-        st = mcp__jwks_parse(o->jwks_json, strlen(o->jwks_json), a->algs, a->max_jwks, a->max_keys, &ks, err);
-        if (st) {
-            mcp_auth_free(a);
+        mcp_status st =
+            mcp__jwks_parse(o->jwks_json, strlen(o->jwks_json), a->algs, a->max_jwks, a->max_keys, &ks, err);
+        if (st)
             return st;
-        }
         keys_install(a, ks);
     } else if (o->jwks_file) {
         pthread_mutex_lock(&a->keys_mu);
         a->attempted = 1;
         a->attempt_ms = mcp__mono_ms();
         pthread_mutex_unlock(&a->keys_mu);
-        if ((st = load_keys(a, err))) {
-            mcp_auth_free(a);
-            return st;
-        }
+        return load_keys(a, err);
+    }
+    return MCP_OK;
+}
+
+mcp_status mcp_auth_new_sized(mcp_auth **out, const mcp_auth_opts *o, size_t opts_size, mcp_error *err)
+{
+    mcp_auth_opts opts_copy;
+    mcp_status ost = MCP__OPTS_IN(mcp_auth_opts, &opts_copy, o, opts_size, err);
+    if (ost)
+        return ost;
+    if (o)
+        o = &opts_copy;
+    if (!out || !o)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "out and opts are required");
+    mcp_status st = check_opts(o, err);
+    unsigned algs = 0;
+    if (!st)
+        st = parse_algs(o->algorithms, &algs, err);
+    if (st)
+        return st;
+    mcp_auth *a = auth_alloc(o, algs);
+    if (!a)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    st = copy_lists(a, o, err);
+    if (!st)
+        st = copy_hierarchy(a, o, err);
+    if (!st)
+        st = copy_endpoints(a, o, err);
+    if (!st)
+        st = cache_and_keys(a, o, err);
+    if (st) {
+        mcp_auth_free(a);
+        return st;
     }
     *out = a;
     return MCP_OK;

@@ -1086,6 +1086,33 @@ static mcp_status answer_input(mcp_client *c, const char *method, const mcp_json
 }
 
 /* Runs on a pool worker: answers p->input and sends the retry. */
+/* The inputResponses object answering every entry of `reqs` (each with
+ * the client's callbacks), written to `b`; `msg` says what went wrong. */
+static mcp_status answer_input_requests(mcp_client *c, const mcp_json *reqs, mcp_buf *b, char *msg, size_t cap)
+{
+    mcp_jw w;
+    mcp_jw_init(&w, b);
+    mcp_status st = MCP_OK;
+    mcp_jw_object_begin(&w);
+    for (size_t i = 0; i < mcp_json_len(reqs) && st == MCP_OK; i++) {
+        size_t kl;
+        const char *k = mcp_json_key_at(reqs, i, &kl);
+        const mcp_json *r = mcp_json_value_at(reqs, i);
+        const char *m = mcp_json_str(mcp_json_get(r, "method"), NULL);
+        if (!m) {
+            st = MCP_ERR_INVALID_MSG;
+            snprintf(msg, cap, "inputRequests entry without a method");
+            break;
+        }
+        mcp_jw_keyn(&w, k, kl);
+        st = answer_input(c, m, mcp_json_get(r, "params"), &w, msg, cap);
+    }
+    mcp_jw_object_end(&w);
+    if (st == MCP_OK)
+        st = mcp_jw_finish(&w);
+    return st;
+}
+
 static void input_round(mcp__job *job)
 {
     pending *p = (pending *)((char *)job - offsetof(pending, job));
@@ -1097,8 +1124,6 @@ static void input_round(mcp__job *job)
     const mcp_json *state = mcp_json_get(res, "requestState");
     mcp_buf b;
     mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
     char msg[MCP_ERROR_MESSAGE_MAX] = "";
     mcp_status st = MCP_OK;
     uint64_t retry_id = 0;
@@ -1108,25 +1133,8 @@ static void input_round(mcp__job *job)
     } else if (state && mcp_json_typeof(state) != MCP_JSON_STRING) {
         st = MCP_ERR_INVALID_MSG;
         snprintf(msg, sizeof msg, "input_required result with a non-string requestState");
-    }
-    if (st == MCP_OK && reqs) {
-        mcp_jw_object_begin(&w);
-        for (size_t i = 0; i < mcp_json_len(reqs) && st == MCP_OK; i++) {
-            size_t kl;
-            const char *k = mcp_json_key_at(reqs, i, &kl);
-            const mcp_json *r = mcp_json_value_at(reqs, i);
-            const char *m = mcp_json_str(mcp_json_get(r, "method"), NULL);
-            if (!m) {
-                st = MCP_ERR_INVALID_MSG;
-                snprintf(msg, sizeof msg, "inputRequests entry without a method");
-                break;
-            }
-            mcp_jw_keyn(&w, k, kl);
-            st = answer_input(c, m, mcp_json_get(r, "params"), &w, msg, sizeof msg);
-        }
-        mcp_jw_object_end(&w);
-        if (st == MCP_OK)
-            st = mcp_jw_finish(&w);
+    } else if (reqs) {
+        st = answer_input_requests(c, reqs, &b, msg, sizeof msg);
     }
     pthread_mutex_lock(&c->mu);
     int alive = p->state == P_INPUT;

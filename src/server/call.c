@@ -468,45 +468,48 @@ static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char 
     mcp_buf_cleanup(&b);
 }
 
-void mcp__call_start(mcp__req *r)
+/* Answers -32602 "Unknown tool: <name>" (the name cut at 200 bytes). */
+static void refuse_unknown_tool(mcp__req *r, uint64_t t0, const char *n, size_t nlen)
 {
-    mcp_conn *c = r->c;
-    mcp_rpc_msg *msg = r->msg;
-    const char *version = r->version;
-    int modern = r->modern;
-    int log_threshold = r->log_threshold;
-    mcp_server *srv = c->srv;
-    const mcp_json *p = msg->params;
-    const mcp_json *name = mcp_json_get(p, "name");
+    mcp_buf m;
+    mcp_buf_init(&m, 0);
+    mcp_buf_append(&m, "Unknown tool: ", 14);
+    mcp_buf_append(&m, n, nlen > 200 ? 200 : nlen);
+    /* The name came from the peer: a cut may split UTF-8, so check it. */
+    mcp_buf q;
+    mcp_buf_init(&q, 0);
+    int ok = mcp_json_quote(&q, m.data, m.len) == MCP_OK;
+    mcp_buf_cleanup(&q);
+    start_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS, ok ? m.data : "Unknown tool");
+    mcp_buf_cleanup(&m);
+    refused(r, t0, MCP_CALL_UNKNOWN_TOOL, MCP_RPC_INVALID_PARAMS, "unknown tool");
+}
+
+/*
+ * Step 1 of a tools/call: its params are well-formed and name a tool the
+ * principal may call. Returns the tool (a reference), or NULL when the
+ * request was answered.
+ */
+static mcp__tool *callable_tool(mcp__req *r, uint64_t t0)
+{
+    const mcp_json *p = r->msg->params;
     const mcp_json *args = mcp_json_get(p, "arguments");
     size_t nlen;
-    const char *n = mcp_json_str(name, &nlen);
-    uint64_t t0 = srv->opts.on_call_end ? mcp__mono_ns() : 0;
+    const char *n = mcp_json_str(mcp_json_get(p, "name"), &nlen);
     if (!n) {
-        start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"");
+        start_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"");
         refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "tools/call needs a string \"name\"");
-        return;
+        return NULL;
     }
     if (args && mcp_json_typeof(args) != MCP_JSON_OBJECT) {
-        start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+        start_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
         refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "\"arguments\" must be an object");
-        return;
+        return NULL;
     }
-    mcp__tool *t = mcp__server_find_tool(srv, n, nlen);
+    mcp__tool *t = mcp__server_find_tool(r->c->srv, n, nlen);
     if (!t) {
-        mcp_buf m;
-        mcp_buf_init(&m, 0);
-        mcp_buf_append(&m, "Unknown tool: ", 14);
-        mcp_buf_append(&m, n, nlen > 200 ? 200 : nlen);
-        /* The name came from the peer: a cut may split UTF-8, so check it. */
-        mcp_buf q;
-        mcp_buf_init(&q, 0);
-        int ok = mcp_json_quote(&q, m.data, m.len) == MCP_OK;
-        mcp_buf_cleanup(&q);
-        start_error(c, &msg->id, MCP_RPC_INVALID_PARAMS, ok ? m.data : "Unknown tool");
-        mcp_buf_cleanup(&m);
-        refused(r, t0, MCP_CALL_UNKNOWN_TOOL, MCP_RPC_INVALID_PARAMS, "unknown tool");
-        return;
+        refuse_unknown_tool(r, t0, n, nlen);
+        return NULL;
     }
     if (!mcp__entry_allows(&t->e, r->principal)) {
         mcp__reply_forbidden(r, t->e.scopes);
@@ -514,54 +517,76 @@ void mcp__call_start(mcp__req *r)
         snprintf(why, sizeof why, "requires scope %.120s", t->e.scopes ? t->e.scopes : "");
         refused(r, t0, MCP_CALL_FORBIDDEN, MCP_RPC_INVALID_REQUEST, why);
         mcp__tool_release(t);
-        return;
+        return NULL;
     }
+    return t;
+}
+
+/*
+ * Step 2: the call object, with what the request says about it (arguments,
+ * _meta, progress token, time limit, answers to earlier questions). Takes
+ * over the reference to `t`. NULL when the request was answered.
+ */
+static mcp_call *call_new(mcp__req *r, mcp__tool *t, uint64_t t0)
+{
+    mcp_server *srv = r->c->srv;
+    const mcp_json *p = r->msg->params;
     mcp_call *call = mcp__calloc(1, sizeof *call);
     if (!call) {
         mcp__tool_release(t);
-        start_error(c, &msg->id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        start_error(r->c, &r->msg->id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         refused(r, t0, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "out of memory");
-        return;
+        return NULL;
     }
     call->start_ns = t0;
     call->job.run = run_job;
     call->tool = t;
-    call->conn = c;
-    call->version = version;
-    call->modern = modern;
-    call->log_threshold = log_threshold;
-    call->args = args;
+    call->conn = r->c;
+    call->version = r->version;
+    call->modern = r->modern;
+    call->log_threshold = r->log_threshold;
+    call->args = mcp_json_get(p, "arguments");
     call->meta = mcp_json_get(p, "_meta");
     call->progress_token = mcp_json_get(call->meta, "progressToken");
     if (call->progress_token && mcp_json_typeof(call->progress_token) != MCP_JSON_STRING &&
         mcp_json_typeof(call->progress_token) != MCP_JSON_INT)
         call->progress_token = NULL;
     call->timeout_ms = t->timeout_ms ? t->timeout_ms : srv->opts.call_timeout_ms;
-    call->ask.modern = modern;
+    call->ask.modern = r->modern;
     call->ask.caps = r->caps;
     char bound[200];
     bound[0] = '\0';
-    if (modern) /* only 2026-07-28 requests carry inputResponses and a requestState to bind */
+    if (r->modern) /* only 2026-07-28 requests carry inputResponses and a requestState to bind */
         bound_name(bound, sizeof bound, t->e.key);
-    if (mcp__ask_begin(r, &call->ask, bound, args)) {
+    if (mcp__ask_begin(r, &call->ask, bound, call->args)) {
         mcp__ask_cleanup(&call->ask);
         mcp__tool_release(t);
         mcp_free(call);
         refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "unusable inputResponses or requestState");
-        return;
+        return NULL;
     }
     mcp_buf_init(&call->content, srv->opts.max_message);
     mcp_buf_reserve(&call->content, CONTENT_ROOM); /* a failure resurfaces in the writer */
     mcp_jw_init(&call->cw, &call->content);
     mcp_jw_array_begin(&call->cw);
+    return call;
+}
 
-    /* Register in flight: a duplicate id or a full table is refused. */
+/*
+ * Step 3: the call enters the connection's in-flight table and takes the
+ * message. A closing connection, a full table or a duplicate id refuses
+ * it: 0, the request answered and the call freed.
+ */
+static int call_register(mcp__req *r, mcp_call *call, uint64_t t0)
+{
+    mcp_conn *c = r->c;
+    mcp_rpc_msg *msg = r->msg;
     pthread_mutex_lock(&c->mu);
     const char *refuse = NULL;
     int refuse_code = 0;
     if (c->closing) {
         refuse = "";
-    } else if (c->in_flight >= srv->opts.max_in_flight) {
+    } else if (c->in_flight >= c->srv->opts.max_in_flight) {
         refuse = "Server busy: too many requests in flight on this connection; retry later";
         refuse_code = MCP_RPC_INTERNAL_ERROR;
     } else if (mcp__conn_find_call_locked(c, &msg->id)) {
@@ -577,49 +602,62 @@ void mcp__call_start(mcp__req *r)
         atomic_fetch_add(&c->refs, 1);
     }
     pthread_mutex_unlock(&c->mu);
-    if (refuse) {
-        if (refuse_code)
-            start_error(c, &msg->id, refuse_code, refuse);
-        mcp_buf_cleanup(&call->content);
-        mcp__ask_cleanup(&call->ask);
-        mcp__tool_release(t);
-        mcp_free(call);
-        if (refuse_code == MCP_RPC_INTERNAL_ERROR)
-            refused(r, t0, MCP_CALL_BUSY, refuse_code, refuse);
-        else if (refuse_code)
-            refused(r, t0, MCP_CALL_MALFORMED, refuse_code, refuse);
-        else
-            refused(r, t0, MCP_CALL_CANCELLED, 0, NULL); /* the connection is closing */
-        return;
-    }
+    if (!refuse)
+        return 1;
+    if (refuse_code)
+        start_error(c, &msg->id, refuse_code, refuse);
+    mcp_buf_cleanup(&call->content);
+    mcp__ask_cleanup(&call->ask);
+    mcp__tool_release(call->tool);
+    mcp_free(call);
+    if (refuse_code == MCP_RPC_INTERNAL_ERROR)
+        refused(r, t0, MCP_CALL_BUSY, refuse_code, refuse);
+    else if (refuse_code)
+        refused(r, t0, MCP_CALL_MALFORMED, refuse_code, refuse);
+    else
+        refused(r, t0, MCP_CALL_CANCELLED, 0, NULL); /* the connection is closing */
+    return 0;
+}
 
-    if (t->flags & MCP_TOOL_NONBLOCKING) {
-        run_job(&call->job);
+/* Back-pressure: the tool queue is full, so the call is answered now
+ * (retryable -32603) rather than left waiting for a worker. */
+static void answer_queue_full(mcp_call *call)
+{
+    mcp_server *srv = call->conn->srv;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_begin_error(&w, &call->msg.id, MCP_RPC_INTERNAL_ERROR, "Server busy: the tool queue is full; retry later");
+    mcp_jw_key(&w, "data");
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "retryable");
+    mcp_jw_bool(&w, 1);
+    mcp_jw_key(&w, "queued");
+    mcp_jw_int(&w, mcp__pool_queued(srv->pool));
+    mcp_jw_object_end(&w);
+    mcp_rpc_end_error(&w);
+    if (claim(call, MCP_CALL_BUSY, MCP_RPC_INTERNAL_ERROR, "the tool queue is full") && mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send_to(call->conn, &b, &call->msg.id, 1);
+    mcp_buf_cleanup(&b);
+    mcp__call_release(call);
+}
+
+void mcp__call_start(mcp__req *r)
+{
+    mcp_server *srv = r->c->srv;
+    uint64_t t0 = srv->opts.on_call_end ? mcp__mono_ns() : 0;
+    mcp__tool *t = callable_tool(r, t0);
+    if (!t)
         return;
-    }
-    mcp_status st = mcp__pool_submit(srv->pool, &call->job);
-    if (st) {
-        /* Back-pressure: answer now rather than wait for a worker. */
-        mcp_buf b;
-        mcp_buf_init(&b, 0);
-        mcp_jw w;
-        mcp_jw_init(&w, &b);
-        mcp_rpc_begin_error(&w, &call->msg.id, MCP_RPC_INTERNAL_ERROR,
-                            "Server busy: the tool queue is full; retry later");
-        mcp_jw_key(&w, "data");
-        mcp_jw_object_begin(&w);
-        mcp_jw_key(&w, "retryable");
-        mcp_jw_bool(&w, 1);
-        mcp_jw_key(&w, "queued");
-        mcp_jw_int(&w, mcp__pool_queued(srv->pool));
-        mcp_jw_object_end(&w);
-        mcp_rpc_end_error(&w);
-        if (claim(call, MCP_CALL_BUSY, MCP_RPC_INTERNAL_ERROR, "the tool queue is full") &&
-            mcp_jw_finish(&w) == MCP_OK)
-            mcp__conn_send_to(c, &b, &call->msg.id, 1);
-        mcp_buf_cleanup(&b);
-        mcp__call_release(call);
-    }
+    mcp_call *call = call_new(r, t, t0);
+    if (!call || !call_register(r, call, t0))
+        return;
+    /* Step 4: run it here (MCP_TOOL_NONBLOCKING) or on a worker. */
+    if (t->flags & MCP_TOOL_NONBLOCKING)
+        run_job(&call->job);
+    else if (mcp__pool_submit(srv->pool, &call->job) != MCP_OK)
+        answer_queue_full(call);
 }
 
 /* ------------------------------------------------------------------------ */

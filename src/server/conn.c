@@ -771,27 +771,21 @@ static int listen_remove(mcp_conn *c, const mcp_rpc_id *id)
  * request open; notifications on it carry its id as subscriptionId. It ends
  * when the client cancels it or the connection closes.
  */
-static void m_listen(mcp__req *r)
+/*
+ * The listen stream subscriptions/listen asks for: the list changes this
+ * server can have, and at most MAX_SUBSCRIPTIONS resource URIs. NULL when
+ * out of memory (answered).
+ */
+static mcp__listen *listen_new(mcp__req *r, const mcp_json *want, const mcp_json *uris)
 {
-    mcp_conn *c = r->c;
-    mcp_server *srv = c->srv;
-    const mcp_json *want = mcp_json_get(r->msg->params, "notifications");
-    if (want && mcp_json_typeof(want) != MCP_JSON_OBJECT) {
-        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"notifications\" must be an object");
-        return;
-    }
-    const mcp_json *uris = mcp_json_get(want, "resourceSubscriptions");
-    if (uris && mcp_json_typeof(uris) != MCP_JSON_ARRAY) {
-        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"resourceSubscriptions\" must be an array");
-        return;
-    }
+    mcp_server *srv = r->c->srv;
     pthread_rwlock_rdlock(&srv->reg_lock);
     int has_res = srv->has_resources, has_prompts = srv->has_prompts;
     pthread_rwlock_unlock(&srv->reg_lock);
     mcp__listen *l = mcp__calloc(1, sizeof *l);
     if (!l) {
         mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-        return;
+        return NULL;
     }
     l->id = r->msg->id;
     if (l->id.type == MCP_RPC_ID_STRING) {
@@ -822,40 +816,65 @@ static void m_listen(mcp__req *r)
     if (oom) {
         listen_free(l);
         mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return NULL;
+    }
+    return l;
+}
+
+/* notifications/subscriptions/acknowledged: what the stream will deliver. */
+static void write_listen_ack(mcp_jw *w, const mcp__listen *l)
+{
+    mcp_rpc_begin_notification(w, "notifications/subscriptions/acknowledged");
+    mcp_jw_object_begin(w);
+    write_sub_meta(w, &l->id);
+    mcp_jw_key(w, "notifications");
+    mcp_jw_object_begin(w);
+    if (l->what & MCP__LISTEN_TOOLS) {
+        mcp_jw_key(w, "toolsListChanged");
+        mcp_jw_bool(w, 1);
+    }
+    if (l->what & MCP__LISTEN_PROMPTS) {
+        mcp_jw_key(w, "promptsListChanged");
+        mcp_jw_bool(w, 1);
+    }
+    if (l->what & MCP__LISTEN_RESOURCES) {
+        mcp_jw_key(w, "resourcesListChanged");
+        mcp_jw_bool(w, 1);
+    }
+    if (l->nuris) {
+        mcp_jw_key(w, "resourceSubscriptions");
+        mcp_jw_array_begin(w);
+        for (size_t i = 0; i < l->nuris; i++)
+            mcp_jw_string(w, l->uris[i]);
+        mcp_jw_array_end(w);
+    }
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+    mcp_rpc_end(w);
+}
+
+static void m_listen(mcp__req *r)
+{
+    mcp_conn *c = r->c;
+    const mcp_json *want = mcp_json_get(r->msg->params, "notifications");
+    if (want && mcp_json_typeof(want) != MCP_JSON_OBJECT) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"notifications\" must be an object");
         return;
     }
+    const mcp_json *uris = mcp_json_get(want, "resourceSubscriptions");
+    if (uris && mcp_json_typeof(uris) != MCP_JSON_ARRAY) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"resourceSubscriptions\" must be an array");
+        return;
+    }
+    mcp__listen *l = listen_new(r, want, uris);
+    if (!l)
+        return;
     /* The acknowledgement goes out first, with what will be delivered. */
     mcp_buf b;
     mcp_buf_init(&b, 0);
     mcp_jw w;
     mcp_jw_init(&w, &b);
-    mcp_rpc_begin_notification(&w, "notifications/subscriptions/acknowledged");
-    mcp_jw_object_begin(&w);
-    write_sub_meta(&w, &l->id);
-    mcp_jw_key(&w, "notifications");
-    mcp_jw_object_begin(&w);
-    if (l->what & MCP__LISTEN_TOOLS) {
-        mcp_jw_key(&w, "toolsListChanged");
-        mcp_jw_bool(&w, 1);
-    }
-    if (l->what & MCP__LISTEN_PROMPTS) {
-        mcp_jw_key(&w, "promptsListChanged");
-        mcp_jw_bool(&w, 1);
-    }
-    if (l->what & MCP__LISTEN_RESOURCES) {
-        mcp_jw_key(&w, "resourcesListChanged");
-        mcp_jw_bool(&w, 1);
-    }
-    if (l->nuris) {
-        mcp_jw_key(&w, "resourceSubscriptions");
-        mcp_jw_array_begin(&w);
-        for (size_t i = 0; i < l->nuris; i++)
-            mcp_jw_string(&w, l->uris[i]);
-        mcp_jw_array_end(&w);
-    }
-    mcp_jw_object_end(&w);
-    mcp_jw_object_end(&w);
-    mcp_rpc_end(&w);
+    write_listen_ack(&w, l);
     pthread_mutex_lock(&c->mu);
     size_t count = 0;
     for (mcp__listen *o = c->listens; o; o = o->next)

@@ -1449,6 +1449,156 @@ static enum MHD_Result serve_alone(hreq *r, mcp_rpc_msg *m, const char *version)
     return res;
 }
 
+/* A POST whose body is not a JSON-RPC message: 400 with the decoder's error. */
+static enum MHD_Result reply_decode_error(hreq *r, const mcp_error *err)
+{
+    mcp__server_transcript(r->hs->srv, "in", r->body.data ? r->body.data : "", r->body.len);
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_write_decode_error(&w, err);
+    enum MHD_Result res = MHD_NO;
+    if (mcp_jw_finish(&w) == MCP_OK)
+        res = queue(r->mc, MHD_HTTP_BAD_REQUEST, text_response(b.data, b.len, "application/json"));
+    mcp_buf_cleanup(&b);
+    return res;
+}
+
+/* A 2026-07-28 POST: stateless. The _meta fields and the headers must
+ * agree; then the request gets a connection of its own. Takes over `m`. */
+static enum MHD_Result post_modern(hreq *r, mcp_rpc_msg *m, const mcp_json *meta, const mcp_json *pv,
+                                   const char *hv)
+{
+    r->modern = 1;
+    const mcp_rpc_id *id = r->is_request ? &r->id : NULL;
+    const char *why = NULL;
+    int code = MCP_RPC_HEADER_MISMATCH;
+    if (!hv) {
+        why = "Header mismatch: missing MCP-Protocol-Version header";
+    } else if (mcp_json_typeof(pv) != MCP_JSON_STRING ||
+               mcp_json_typeof(mcp_json_get(meta, "io.modelcontextprotocol/clientCapabilities")) != MCP_JSON_OBJECT) {
+        why = "Invalid params: missing required _meta fields (io.modelcontextprotocol/protocolVersion, "
+              "io.modelcontextprotocol/clientCapabilities)";
+        code = MCP_RPC_INVALID_PARAMS;
+    } else if (!mcp_json_str_eq(pv, hv)) {
+        why = "Header mismatch: MCP-Protocol-Version header differs from _meta protocolVersion";
+    } else if (m->kind == MCP_RPC_REQUEST && mcp__version_known(hv, strlen(hv)) && mcp__version_modern(hv)) {
+        why = check_standard_headers(r, m);
+    }
+    if (why) {
+        mcp__server_transcript(r->hs->srv, "in", r->body.data, r->body.len);
+        mcp_rpc_msg_cleanup(m);
+        return reply_rpc_error(r->mc, MHD_HTTP_BAD_REQUEST, id, code, why);
+    }
+    return serve_alone(r, m, NULL);
+}
+
+/* A legacy POST to a server without sessions: it stands alone, at the
+ * version its header names (2025-03-26 without one). Takes over `m`. */
+static enum MHD_Result post_sessionless(hreq *r, mcp_rpc_msg *m, const char *hv)
+{
+    const char *version = hv ? hv : MCP_PROTOCOL_2025_03_26; /* the spec's default */
+    int init = mcp_rpc_method_is(m, "initialize");
+    const char *legacy = mcp__version_legacy(version, strlen(version));
+    if (mcp__version_modern(version) || (!init && !legacy)) {
+        mcp__server_transcript(r->hs->srv, "in", r->body.data, r->body.len);
+        mcp_rpc_msg_cleanup(m);
+        return reply_rpc_error(r->mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
+                               "Bad Request: unsupported MCP-Protocol-Version header");
+    }
+    return serve_alone(r, m, init ? NULL : legacy);
+}
+
+/*
+ * The legacy session of a POST (a reference): a new one for initialize,
+ * else the one Mcp-Session-Id names, if the principal owns it and the
+ * version header suits it. NULL when the POST was answered (*res).
+ */
+static session *post_session(hreq *r, const mcp_rpc_msg *m, const char *hv, const char *sid, enum MHD_Result *res)
+{
+    mcp_http_server *hs = r->hs;
+    const mcp_rpc_id *id = r->is_request ? &r->id : NULL;
+    session *s = NULL;
+    if (m->kind == MCP_RPC_REQUEST && mcp_rpc_method_is(m, "initialize") && !sid) {
+        mcp_status st = session_create(hs, &s);
+        if (st) {
+            *res = reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, &r->id, MCP_RPC_INTERNAL_ERROR,
+                                   st == MCP_ERR_LIMIT ? "Server busy: too many sessions; retry later"
+                                                       : "Internal error: cannot create a session");
+            return NULL;
+        }
+        snprintf(r->new_session, sizeof r->new_session, "%s", s->id);
+        mcp__principal_key(r->principal, s->owner, sizeof s->owner);
+        return s;
+    }
+    if (!sid) {
+        *res = reply_rpc_error(r->mc, MHD_HTTP_BAD_REQUEST, id, MCP_RPC_INVALID_REQUEST,
+                               "Bad Request: missing Mcp-Session-Id header (send initialize first, or use "
+                               "2026-07-28 per-request _meta)");
+        return NULL;
+    }
+    s = session_get(hs, sid);
+    if (s && !owner_ok(s, r)) {
+        /* Another principal's session: as unknown as a made-up id. */
+        session_unref(s);
+        s = NULL;
+    }
+    if (!s) {
+        *res = reply_rpc_error(r->mc, MHD_HTTP_NOT_FOUND, id, MCP_RPC_INVALID_REQUEST,
+                               "Not Found: unknown or expired session");
+        return NULL;
+    }
+    /* A protocol version header, when sent, must be one this session can speak. */
+    if (hv && !mcp__version_legacy(hv, strlen(hv))) {
+        session_unref(s);
+        *res = reply_rpc_error(r->mc, MHD_HTTP_BAD_REQUEST, id, MCP_RPC_INVALID_REQUEST,
+                               "Bad Request: unsupported MCP-Protocol-Version header");
+        return NULL;
+    }
+    return s;
+}
+
+/* Dispatches a POST on its session's connection (the request keeps the
+ * reference to `s`): notifications and responses are accepted at once, a
+ * request waits for its answer. Takes over `m`. */
+static enum MHD_Result post_in_session(hreq *r, mcp_rpc_msg *m, session *s)
+{
+    r->sess = s;
+    r->conn = s->conn;
+    mcp__server_transcript(r->hs->srv, "in", r->body.data, r->body.len);
+    if (!r->is_request) {
+        /* Notifications and responses: accepted, no body. */
+        pthread_mutex_lock(&s->mu);
+        s->current = NULL;
+        pthread_mutex_unlock(&s->mu);
+        mcp__conn_dispatch_as(s->conn, m, r->principal);
+        mcp_rpc_msg_cleanup(m);
+        return queue(r->mc, MHD_HTTP_ACCEPTED, text_response("", 0, NULL));
+    }
+    pthread_mutex_lock(&s->mu);
+    r->pending_next = s->pending;
+    s->pending = r;
+    s->current = r;
+    pthread_mutex_unlock(&s->mu);
+    mcp__conn_dispatch_as(s->conn, m, r->principal);
+    mcp_rpc_msg_cleanup(m);
+    pthread_mutex_lock(&s->mu);
+    s->current = NULL;
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&r->mu);
+    r->last_write = mcp__mono_ms();
+    pthread_mutex_unlock(&r->mu);
+    enum MHD_Result res = respond(r);
+    /* The ticker only serves requests still waiting or streaming: one
+     * answered with a JSON body right away needs no keep-alives. */
+    if (!r->queued || r->mode == MODE_SSE)
+        active_add(r);
+    return res;
+}
+
+/* A POST to the endpoint: decoded, its scopes checked, then served in the
+ * era it belongs to. */
 static enum MHD_Result handle_post(hreq *r)
 {
     mcp_http_server *hs = r->hs;
@@ -1458,19 +1608,8 @@ static enum MHD_Result handle_post(hreq *r)
                                "Invalid Request: body exceeds the size limit");
     mcp_rpc_msg m;
     mcp_error err;
-    if (mcp_rpc_decode(&m, r->body.data ? r->body.data : "", r->body.len, &hs->srv->popts, &err) != MCP_OK) {
-        mcp__server_transcript(hs->srv, "in", r->body.data ? r->body.data : "", r->body.len);
-        mcp_buf b;
-        mcp_buf_init(&b, 0);
-        mcp_jw w;
-        mcp_jw_init(&w, &b);
-        mcp_rpc_write_decode_error(&w, &err);
-        enum MHD_Result res = MHD_NO;
-        if (mcp_jw_finish(&w) == MCP_OK)
-            res = queue(mc, MHD_HTTP_BAD_REQUEST, text_response(b.data, b.len, "application/json"));
-        mcp_buf_cleanup(&b);
-        return res;
-    }
+    if (mcp_rpc_decode(&m, r->body.data ? r->body.data : "", r->body.len, &hs->srv->popts, &err) != MCP_OK)
+        return reply_decode_error(r, &err);
     r->is_request = m.kind == MCP_RPC_REQUEST;
     if (r->is_request)
         copy_id(&m.id, &r->id, &r->id_str);
@@ -1483,116 +1622,17 @@ static enum MHD_Result handle_post(hreq *r)
     const mcp_json *pv = mcp_json_get(meta, "io.modelcontextprotocol/protocolVersion");
     const char *hv = header(mc, "MCP-Protocol-Version");
     const char *sid = header(mc, "Mcp-Session-Id");
-    if ((m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION) && !sid && (pv || mcp__version_modern(hv))) {
-        /* ---- 2026-07-28: stateless ---- */
-        r->modern = 1;
-        const mcp_rpc_id *id = r->is_request ? &r->id : NULL;
-        const char *why = NULL;
-        int code = MCP_RPC_HEADER_MISMATCH;
-        if (!hv) {
-            why = "Header mismatch: missing MCP-Protocol-Version header";
-        } else if (mcp_json_typeof(pv) != MCP_JSON_STRING ||
-                   mcp_json_typeof(mcp_json_get(meta, "io.modelcontextprotocol/clientCapabilities")) !=
-                       MCP_JSON_OBJECT) {
-            why = "Invalid params: missing required _meta fields (io.modelcontextprotocol/protocolVersion, "
-                  "io.modelcontextprotocol/clientCapabilities)";
-            code = MCP_RPC_INVALID_PARAMS;
-        } else if (!mcp_json_str_eq(pv, hv)) {
-            why = "Header mismatch: MCP-Protocol-Version header differs from _meta protocolVersion";
-        } else if (m.kind == MCP_RPC_REQUEST && mcp__version_known(hv, strlen(hv)) && mcp__version_modern(hv)) {
-            why = check_standard_headers(r, &m);
-        }
-        if (why) {
-            mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
-            mcp_rpc_msg_cleanup(&m);
-            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, id, code, why);
-        }
-        return serve_alone(r, &m, NULL);
-    }
-
-    if (hs->sessionless && !sid && (m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION)) {
-        /* ---- legacy without sessions: every POST stands alone ---- */
-        const char *version = hv ? hv : MCP_PROTOCOL_2025_03_26; /* the spec's default */
-        int init = mcp_rpc_method_is(&m, "initialize");
-        const char *legacy = mcp__version_legacy(version, strlen(version));
-        if (mcp__version_modern(version) || (!init && !legacy)) {
-            mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
-            mcp_rpc_msg_cleanup(&m);
-            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Bad Request: unsupported MCP-Protocol-Version header");
-        }
-        return serve_alone(r, &m, init ? NULL : legacy);
-    }
-
-    /* ---- legacy: sessions ---- */
-    session *s = NULL;
-    if (m.kind == MCP_RPC_REQUEST && mcp_rpc_method_is(&m, "initialize") && !sid) {
-        mcp_status st = session_create(hs, &s);
-        if (st) {
-            mcp_rpc_msg_cleanup(&m);
-            return reply_rpc_error(mc, MHD_HTTP_SERVICE_UNAVAILABLE, &r->id, MCP_RPC_INTERNAL_ERROR,
-                                   st == MCP_ERR_LIMIT ? "Server busy: too many sessions; retry later"
-                                                       : "Internal error: cannot create a session");
-        }
-        snprintf(r->new_session, sizeof r->new_session, "%s", s->id);
-        mcp__principal_key(r->principal, s->owner, sizeof s->owner);
-    } else {
-        if (!sid) {
-            mcp_rpc_msg_cleanup(&m);
-            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Bad Request: missing Mcp-Session-Id header (send initialize first, or use "
-                                   "2026-07-28 per-request _meta)");
-        }
-        s = session_get(hs, sid);
-        if (s && !owner_ok(s, r)) {
-            /* Another principal's session: as unknown as a made-up id. */
-            session_unref(s);
-            s = NULL;
-        }
-        if (!s) {
-            mcp_rpc_msg_cleanup(&m);
-            return reply_rpc_error(mc, MHD_HTTP_NOT_FOUND, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Not Found: unknown or expired session");
-        }
-        /* A protocol version header, when sent, must be one this session can speak. */
-        if (hv && !mcp__version_legacy(hv, strlen(hv))) {
-            session_unref(s);
-            mcp_rpc_msg_cleanup(&m);
-            return reply_rpc_error(mc, MHD_HTTP_BAD_REQUEST, r->is_request ? &r->id : NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Bad Request: unsupported MCP-Protocol-Version header");
-        }
-    }
-    r->sess = s;
-    r->conn = s->conn;
-    mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
-    if (!r->is_request) {
-        /* Notifications and responses: accepted, no body. */
-        pthread_mutex_lock(&s->mu);
-        s->current = NULL;
-        pthread_mutex_unlock(&s->mu);
-        mcp__conn_dispatch_as(s->conn, &m, r->principal);
+    int inbound = m.kind == MCP_RPC_REQUEST || m.kind == MCP_RPC_NOTIFICATION; /* not a response */
+    if (inbound && !sid && (pv || mcp__version_modern(hv)))
+        return post_modern(r, &m, meta, pv, hv);
+    if (inbound && !sid && hs->sessionless)
+        return post_sessionless(r, &m, hv);
+    session *s = post_session(r, &m, hv, sid, &res);
+    if (!s) {
         mcp_rpc_msg_cleanup(&m);
-        return queue(mc, MHD_HTTP_ACCEPTED, text_response("", 0, NULL));
+        return res;
     }
-    pthread_mutex_lock(&s->mu);
-    r->pending_next = s->pending;
-    s->pending = r;
-    s->current = r;
-    pthread_mutex_unlock(&s->mu);
-    mcp__conn_dispatch_as(s->conn, &m, r->principal);
-    mcp_rpc_msg_cleanup(&m);
-    pthread_mutex_lock(&s->mu);
-    s->current = NULL;
-    pthread_mutex_unlock(&s->mu);
-    pthread_mutex_lock(&r->mu);
-    r->last_write = mcp__mono_ms();
-    pthread_mutex_unlock(&r->mu);
-    res = respond(r);
-    /* The ticker only serves requests still waiting or streaming: one
-     * answered with a JSON body right away needs no keep-alives. */
-    if (!r->queued || r->mode == MODE_SSE)
-        active_add(r);
-    return res;
+    return post_in_session(r, &m, s);
 }
 
 /* GET: the legacy standalone stream, or a resumption with Last-Event-ID. */
@@ -1746,6 +1786,71 @@ static enum MHD_Result handle_sse_message(hreq *r)
     return queue(r->mc, MHD_HTTP_ACCEPTED, text_response("Accepted", 8, "text/plain"));
 }
 
+/*
+ * The first call for a request: its headers are in. Everything that needs
+ * no body is checked here (rate limit, path, Host and Origin, token, a
+ * POST's media types and length); MHD_YES lets the body come.
+ */
+static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc, const char *url, const char *method,
+                                  void **con_cls)
+{
+    hreq *r = mcp__calloc(1, sizeof *r);
+    if (!r)
+        return MHD_NO;
+    pthread_mutex_init(&r->mu, NULL);
+    r->refs = 1; /* libmicrohttpd's, dropped in request_completed */
+    r->hs = hs;
+    r->mc = mc;
+    r->started = mcp__mono_ms();
+    mcp_buf_init(&r->body, hs->srv->opts.max_message);
+    r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
+              : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
+    *con_cls = r;
+    if (hs->rl_addr) {
+        /* Before anything costs: a flood from one address is refused here. */
+        char addr[64];
+        client_key(mc, addr, sizeof addr);
+        unsigned wait = mcp__ratelimit_take(hs->rl_addr, addr, strlen(addr), mcp__mono_ms());
+        if (wait)
+            return reply_too_many(mc, wait);
+    }
+    if (hs->auth && is_prm_path(hs, url))
+        return serve_prm(r);
+    if (hs->legacy_sse && (!strcmp(url, "/sse") || !strcmp(url, "/messages")))
+        r->legacy_path = !strcmp(url, "/sse") ? 1 : 2;
+    else if (strcmp(url, hs->path) != 0)
+        return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found");
+    /* DNS rebinding: the Host and the Origin must name an allowed host. */
+    if (!hs->any_origin) {
+        if (!host_allowed(hs, header(mc, "Host")))
+            return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed");
+        if (!origin_allowed(hs, header(mc, "Origin")))
+            return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
+    }
+    if (hs->auth && r->method != M_OPTIONS) {
+        enum MHD_Result res;
+        if (!authenticate(r, &res))
+            return res;
+    }
+    if (r->method == M_POST) {
+        const char *ct = header(mc, "Content-Type");
+        if (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' '))
+            return reply_plain(mc, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                               "Unsupported Media Type: POST bodies are application/json");
+        const char *acc = header(mc, "Accept");
+        r->accept_json = mcp__http_accepts(acc, "application/json");
+        r->accept_sse = mcp__http_accepts(acc, "text/event-stream");
+        if (!r->accept_json && !r->accept_sse)
+            return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE,
+                               "Not Acceptable: accept application/json and text/event-stream");
+        const char *cl = header(mc, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > hs->srv->opts.max_message)
+            return reply_rpc_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, NULL, MCP_RPC_INVALID_REQUEST,
+                                   "Invalid Request: body exceeds the size limit");
+    }
+    return MHD_YES;
+}
+
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
                                       const char *version, const char *upload_data, size_t *upload_data_size,
                                       void **con_cls)
@@ -1753,64 +1858,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     (void)version;
     mcp_http_server *hs = cls;
     hreq *r = *con_cls;
-    if (!r) {
-        /* First call: headers are in; check everything that needs no body. */
-        r = mcp__calloc(1, sizeof *r);
-        if (!r)
-            return MHD_NO;
-        pthread_mutex_init(&r->mu, NULL);
-        r->refs = 1; /* libmicrohttpd's, dropped in request_completed */
-        r->hs = hs;
-        r->mc = mc;
-        r->started = mcp__mono_ms();
-        mcp_buf_init(&r->body, hs->srv->opts.max_message);
-        r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
-                  : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
-        *con_cls = r;
-        if (hs->rl_addr) {
-            /* Before anything costs: a flood from one address is refused here. */
-            char addr[64];
-            client_key(mc, addr, sizeof addr);
-            unsigned wait = mcp__ratelimit_take(hs->rl_addr, addr, strlen(addr), mcp__mono_ms());
-            if (wait)
-                return reply_too_many(mc, wait);
-        }
-        if (hs->auth && is_prm_path(hs, url))
-            return serve_prm(r);
-        if (hs->legacy_sse && (!strcmp(url, "/sse") || !strcmp(url, "/messages")))
-            r->legacy_path = !strcmp(url, "/sse") ? 1 : 2;
-        else if (strcmp(url, hs->path) != 0)
-            return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found");
-        /* DNS rebinding: the Host and the Origin must name an allowed host. */
-        if (!hs->any_origin) {
-            if (!host_allowed(hs, header(mc, "Host")))
-                return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed");
-            if (!origin_allowed(hs, header(mc, "Origin")))
-                return reply_plain(mc, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed");
-        }
-        if (hs->auth && r->method != M_OPTIONS) {
-            enum MHD_Result res;
-            if (!authenticate(r, &res))
-                return res;
-        }
-        if (r->method == M_POST) {
-            const char *ct = header(mc, "Content-Type");
-            if (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' '))
-                return reply_plain(mc, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-                                   "Unsupported Media Type: POST bodies are application/json");
-            const char *acc = header(mc, "Accept");
-            r->accept_json = mcp__http_accepts(acc, "application/json");
-            r->accept_sse = mcp__http_accepts(acc, "text/event-stream");
-            if (!r->accept_json && !r->accept_sse)
-                return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE,
-                                   "Not Acceptable: accept application/json and text/event-stream");
-            const char *cl = header(mc, "Content-Length");
-            if (cl && strtoull(cl, NULL, 10) > hs->srv->opts.max_message)
-                return reply_rpc_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, NULL, MCP_RPC_INVALID_REQUEST,
-                                       "Invalid Request: body exceeds the size limit");
-        }
-        return MHD_YES;
-    }
+    if (!r)
+        return on_headers(hs, mc, url, method, con_cls);
     if (r->queued || r->ended)
         return MHD_YES;
     if (*upload_data_size) {
@@ -2026,6 +2075,177 @@ static mcp_status setup_auth(mcp_http_server *hs, const mcp_http_opts *o, mcp_er
     return MCP_OK;
 }
 
+/* A server with the options' limits (defaults for zeros); NULL when out of memory. */
+static mcp_http_server *hs_new(mcp_server *srv, const mcp_http_opts *o)
+{
+    mcp_http_server *hs = mcp__calloc(1, sizeof *hs);
+    if (!hs)
+        return NULL;
+    pthread_mutex_init(&hs->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&hs->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    hs->srv = srv;
+    hs->any_origin = o->allow_any_origin;
+    hs->max_sessions = o->max_sessions ? o->max_sessions : DEFAULT_MAX_SESSIONS;
+    hs->session_idle_ms = o->session_idle_ms ? o->session_idle_ms : DEFAULT_SESSION_IDLE_MS;
+    hs->retry_ms = o->retry_ms ? o->retry_ms : DEFAULT_RETRY_MS;
+    hs->keepalive_ms = o->keepalive_ms ? o->keepalive_ms : DEFAULT_KEEPALIVE_MS;
+    hs->request_timeout_s = o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_CONN_TIMEOUT_S;
+    hs->legacy_sse = o->legacy_sse;
+    hs->sessionless = o->sessionless;
+    return hs;
+}
+
+/*
+ * The endpoint path and what DNS-rebinding protection allows: Host names
+ * (the loopback names, plus the bound host when it is not one of them,
+ * unless the options list their own) and Origins (http and https on every
+ * allowed host, any port, unless the options list their own).
+ */
+static mcp_status setup_hosts(mcp_http_server *hs, const mcp_http_opts *o, const char *host, const char *path,
+                              mcp_error *err)
+{
+    static const char *const default_hosts[] = {"localhost", "127.0.0.1", "[::1]", NULL};
+    char bound_host[300];
+    snprintf(bound_host, sizeof bound_host, strchr(host, ':') ? "[%s]" : "%s", host);
+    for (char *p = bound_host; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p + 32);
+    hs->path = mcp__strdup(path);
+    hs->hosts = strv_dup(o->allowed_hosts, default_hosts, is_loopback_name(host) ? NULL : bound_host);
+    if (!hs->path || !hs->hosts)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    if (o->allowed_origins) {
+        hs->origins = strv_dup(o->allowed_origins, NULL, NULL);
+    } else {
+        size_t n = 0;
+        while (hs->hosts[n])
+            n++;
+        hs->origins = mcp__calloc(2 * n + 1, sizeof *hs->origins);
+        for (size_t i = 0; hs->origins && i < n; i++) {
+            char b[400];
+            snprintf(b, sizeof b, "http://%s", hs->hosts[i]);
+            hs->origins[2 * i] = mcp__strdup(b);
+            snprintf(b, sizeof b, "https://%s", hs->hosts[i]);
+            hs->origins[2 * i + 1] = mcp__strdup(b);
+            if (!hs->origins[2 * i] || !hs->origins[2 * i + 1]) {
+                /* A NULL inside would end the list early (and leak what follows). */
+                mcp_free(hs->origins[2 * i + 1]);
+                hs->origins[2 * i + 1] = NULL;
+                strv_free(hs->origins);
+                hs->origins = NULL;
+            }
+        }
+    }
+    if (!hs->origins)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    return MCP_OK;
+}
+
+/* TLS: libmicrohttpd's https (GnuTLS on Debian), PEM from files, into the
+ * daemon's options (left at MHD_OPTION_END without TLS). */
+static mcp_status setup_tls(mcp_http_server *hs, const mcp_http_opts *o, struct MHD_OptionItem tls_opts[3],
+                            mcp_error *err)
+{
+    for (int i = 0; i < 3; i++)
+        tls_opts[i] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    if (!o->tls_cert_file && !o->tls_key_file)
+        return MCP_OK;
+    if (!o->tls_cert_file || !o->tls_key_file)
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "https needs both tls_cert_file and tls_key_file");
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0, "this libmicrohttpd was built without TLS");
+    hs->tls_cert = read_pem(o->tls_cert_file);
+    hs->tls_key = read_pem(o->tls_key_file);
+    if (!hs->tls_cert || !hs->tls_key)
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot read %.200s",
+                         hs->tls_cert ? o->tls_key_file : o->tls_cert_file);
+    hs->tls = 1;
+    tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, hs->tls_cert};
+    tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, hs->tls_key};
+    return MCP_OK;
+}
+
+/* The address to bind: an IPv4 or IPv6 literal, or "localhost" (IPv4
+ * loopback); IPv6 adds MHD_USE_IPv6 to *flags. */
+static mcp_status bind_address(const char *host, unsigned port, struct sockaddr_storage *ss, unsigned *flags,
+                               mcp_error *err)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+    } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *flags |= MHD_USE_IPv6;
+    } else if (!strcmp(host, "localhost")) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    } else {
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "%s is not an IP address to bind", host);
+    }
+    return MCP_OK;
+}
+
+/*
+ * Starts libmicrohttpd on `host`, then learns the port it bound and, when
+ * the verifier has no resource URI of its own, gives it this server's URL.
+ */
+static mcp_status start_daemon(mcp_http_server *hs, const mcp_http_opts *o, const char *host, mcp_error *err)
+{
+    struct MHD_OptionItem tls_opts[3];
+    mcp_status st = setup_tls(hs, o, tls_opts, err);
+    if (st)
+        return st;
+    /*
+     * poll(), not epoll: libmicrohttpd 0.9.75's edge-triggered epoll loop
+     * can miss the read edge of a keep-alive connection whose next request
+     * arrives while the previous answer is still being finished (seen under
+     * load: requests sat unread in the socket until the idle timeout).
+     * Level-triggered poll() cannot miss it, and each pool thread polls
+     * only its own connections.
+     */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (hs->tls ? MHD_USE_TLS : 0);
+    struct sockaddr_storage ss;
+    if ((st = bind_address(host, o->port, &ss, &flags, err)))
+        return st;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = o->threads ? o->threads : (unsigned)(cores > 0 ? cores : 1);
+    hs->mhd = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, access_handler, hs, MHD_OPTION_SOCK_ADDR,
+                               (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, threads,
+                               MHD_OPTION_CONNECTION_LIMIT,
+                               o->max_connections ? o->max_connections : DEFAULT_MAX_CONNECTIONS,
+                               MHD_OPTION_CONNECTION_TIMEOUT,
+                               o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_CONN_TIMEOUT_S,
+                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs, MHD_OPTION_ARRAY, tls_opts,
+                               MHD_OPTION_END);
+    if (!hs->mhd) {
+        int e = errno;
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot listen on %s:%u: %s", host, o->port,
+                         e ? strerror(e) : hs->tls ? "libmicrohttpd refused to start (is the TLS key and "
+                                                     "certificate a matching PEM pair?)"
+                                                   : "libmicrohttpd refused to start");
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(hs->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    hs->port = di ? di->port : o->port;
+    if (hs->auth) {
+        char url[400];
+        const char *uh = !strcmp(host, "0.0.0.0") || !strcmp(host, "::") ? "localhost" : host;
+        int v6 = strchr(uh, ':') != NULL;
+        snprintf(url, sizeof url, "%s://%s%s%s:%u%s", hs->tls ? "https" : "http", v6 ? "[" : "", uh, v6 ? "]" : "",
+                 hs->port, hs->path);
+        mcp__auth_default_resource(hs->auth, url);
+    }
+    return MCP_OK;
+}
+
 mcp_status mcp_http_server_start_sized(mcp_http_server **out, mcp_server *srv, const mcp_http_opts *opts,
                                        size_t opts_size, mcp_error *err)
 {
@@ -2046,148 +2266,17 @@ mcp_status mcp_http_server_start_sized(mcp_http_server **out, mcp_server *srv, c
     const char *path = o.path ? o.path : DEFAULT_PATH;
     if (path[0] != '/')
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "the endpoint path must start with '/'");
-    mcp_http_server *hs = mcp__calloc(1, sizeof *hs);
+    mcp_http_server *hs = hs_new(srv, &o);
     if (!hs)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-    pthread_mutex_init(&hs->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&hs->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    hs->srv = srv;
-    hs->any_origin = o.allow_any_origin;
-    hs->max_sessions = o.max_sessions ? o.max_sessions : DEFAULT_MAX_SESSIONS;
-    hs->session_idle_ms = o.session_idle_ms ? o.session_idle_ms : DEFAULT_SESSION_IDLE_MS;
-    hs->retry_ms = o.retry_ms ? o.retry_ms : DEFAULT_RETRY_MS;
-    hs->keepalive_ms = o.keepalive_ms ? o.keepalive_ms : DEFAULT_KEEPALIVE_MS;
-    hs->request_timeout_s = o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_CONN_TIMEOUT_S;
-    hs->legacy_sse = o.legacy_sse;
-    hs->sessionless = o.sessionless;
-    static const char *const default_hosts[] = {"localhost", "127.0.0.1", "[::1]", NULL};
-    char bound_host[300];
-    snprintf(bound_host, sizeof bound_host, strchr(host, ':') ? "[%s]" : "%s", host);
-    for (char *p = bound_host; *p; p++)
-        if (*p >= 'A' && *p <= 'Z')
-            *p = (char)(*p + 32);
-    hs->path = mcp__strdup(path);
-    hs->hosts = strv_dup(o.allowed_hosts, default_hosts, is_loopback_name(host) ? NULL : bound_host);
-    if (!hs->path || !hs->hosts) {
+    mcp_status st = setup_hosts(hs, &o, host, path, err);
+    if (!st)
+        st = setup_auth(hs, &o, err);
+    if (!st)
+        st = start_daemon(hs, &o, host, err);
+    if (st) {
         hs_free(hs);
-        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-    }
-    if (o.allowed_origins) {
-        hs->origins = strv_dup(o.allowed_origins, NULL, NULL);
-    } else {
-        /* http and https on every allowed host, any port. */
-        size_t n = 0;
-        while (hs->hosts[n])
-            n++;
-        hs->origins = mcp__calloc(2 * n + 1, sizeof *hs->origins);
-        for (size_t i = 0; hs->origins && i < n; i++) {
-            char b[400];
-            snprintf(b, sizeof b, "http://%s", hs->hosts[i]);
-            hs->origins[2 * i] = mcp__strdup(b);
-            snprintf(b, sizeof b, "https://%s", hs->hosts[i]);
-            hs->origins[2 * i + 1] = mcp__strdup(b);
-            if (!hs->origins[2 * i] || !hs->origins[2 * i + 1]) {
-                /* A NULL inside would end the list early (and leak what follows). */
-                mcp_free(hs->origins[2 * i + 1]);
-                hs->origins[2 * i + 1] = NULL;
-                strv_free(hs->origins);
-                hs->origins = NULL;
-            }
-        }
-    }
-    if (!hs->origins) {
-        hs_free(hs);
-        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-    }
-    mcp_status ast = setup_auth(hs, &o, err);
-    if (ast) {
-        hs_free(hs);
-        return ast;
-    }
-    /* TLS: libmicrohttpd's https (GnuTLS on Debian), PEM from files. */
-    struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}, {MHD_OPTION_END, 0, NULL},
-                                         {MHD_OPTION_END, 0, NULL}};
-    if (o.tls_cert_file || o.tls_key_file) {
-        if (!o.tls_cert_file || !o.tls_key_file) {
-            hs_free(hs);
-            return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "https needs both tls_cert_file and tls_key_file");
-        }
-        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-            hs_free(hs);
-            return mcp__fail(err, MCP_ERR_UNSUPPORTED, 0, 0, "this libmicrohttpd was built without TLS");
-        }
-        hs->tls_cert = read_pem(o.tls_cert_file);
-        hs->tls_key = read_pem(o.tls_key_file);
-        if (!hs->tls_cert || !hs->tls_key) {
-            const char *which = hs->tls_cert ? o.tls_key_file : o.tls_cert_file;
-            hs_free(hs);
-            return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot read %.200s", which);
-        }
-        hs->tls = 1;
-        tls_opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, hs->tls_cert};
-        tls_opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, hs->tls_key};
-    }
-
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    /*
-     * poll(), not epoll: libmicrohttpd 0.9.75's edge-triggered epoll loop
-     * can miss the read edge of a keep-alive connection whose next request
-     * arrives while the previous answer is still being finished (seen under
-     * load: requests sat unread in the socket until the idle timeout).
-     * Level-triggered poll() cannot miss it, and each pool thread polls
-     * only its own connections.
-     */
-    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (hs->tls ? MHD_USE_TLS : 0);
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons((uint16_t)o.port);
-    } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons((uint16_t)o.port);
-        flags |= MHD_USE_IPv6;
-    } else if (!strcmp(host, "localhost")) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons((uint16_t)o.port);
-        a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    } else {
-        hs_free(hs);
-        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "%s is not an IP address to bind", host);
-    }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned threads = o.threads ? o.threads : (unsigned)(cores > 0 ? cores : 1);
-    hs->mhd = MHD_start_daemon(flags, (uint16_t)o.port, NULL, NULL, access_handler, hs, MHD_OPTION_SOCK_ADDR,
-                               (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, threads,
-                               MHD_OPTION_CONNECTION_LIMIT,
-                               o.max_connections ? o.max_connections : DEFAULT_MAX_CONNECTIONS,
-                               MHD_OPTION_CONNECTION_TIMEOUT,
-                               o.connection_timeout_s ? o.connection_timeout_s : DEFAULT_CONN_TIMEOUT_S,
-                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs, MHD_OPTION_ARRAY, tls_opts,
-                               MHD_OPTION_END);
-    if (!hs->mhd) {
-        int e = errno;
-        hs_free(hs);
-        return mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot listen on %s:%u: %s", host, o.port,
-                         e ? strerror(e) : hs->tls ? "libmicrohttpd refused to start (is the TLS key and "
-                                                     "certificate a matching PEM pair?)"
-                                                   : "libmicrohttpd refused to start");
-    }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(hs->mhd, MHD_DAEMON_INFO_BIND_PORT);
-    hs->port = di ? di->port : o.port;
-    if (hs->auth) {
-        /* A verifier without a resource URI gets this server's own URL. */
-        char url[400];
-        const char *uh = !strcmp(host, "0.0.0.0") || !strcmp(host, "::") ? "localhost" : host;
-        int v6 = strchr(uh, ':') != NULL;
-        snprintf(url, sizeof url, "%s://%s%s%s:%u%s", hs->tls ? "https" : "http", v6 ? "[" : "", uh, v6 ? "]" : "",
-                 hs->port, hs->path);
-        mcp__auth_default_resource(hs->auth, url);
+        return st;
     }
     if (pthread_create(&hs->ticker, NULL, ticker_main, hs) != 0) {
         MHD_stop_daemon(hs->mhd);
