@@ -1411,6 +1411,31 @@ void mcp__client_set_oauth(mcp_client *c, struct mcp__oauth *o, mcp__set_token_f
 /* Incoming frames                                                           */
 
 /* A response (reader thread): complete the request, or start its next round. */
+/*
+ * Hands the answer `m` to request p's next round on the pool (input_round
+ * sends the request again): the retry after -32022 (`retry`) or the round
+ * after an input_required result. Called with c->mu held; unlocks it.
+ */
+static void start_round(mcp_client *c, pending *p, mcp_rpc_msg *m, int retry)
+{
+    p->state = P_INPUT;
+    p->refs++; /* the round's */
+    pthread_mutex_unlock(&c->mu);
+    p->input = response_new(m->doc, m->root);
+    m->doc = NULL;
+    p->job.run = input_round;
+    if (!p->input || mcp__pool_submit(c->pool, &p->job) != MCP_OK) {
+        pthread_mutex_lock(&c->mu);
+        int mine = claim_locked(c, p);
+        unref_locked(p);
+        pthread_mutex_unlock(&c->mu);
+        if (mine && retry)
+            finish(c, p, MCP_ERR_NOMEM, NULL, "cannot retry %s", p->method);
+        else if (mine)
+            finish(c, p, MCP_ERR_NOMEM, NULL, "cannot start an input round");
+    }
+}
+
 static void on_response(mcp_client *c, mcp_rpc_msg *m)
 {
     if (m->id.type != MCP_RPC_ID_INT || m->id.num <= 0) {
@@ -1457,20 +1482,7 @@ static void on_response(mcp_client *c, mcp_rpc_msg *m)
             ours |= mcp_json_str_eq(mcp_json_at(sup, i), mcp__version_newest());
         if (ours) {
             p->version_retried = 1;
-            p->state = P_INPUT;
-            p->refs++; /* the round's */
-            pthread_mutex_unlock(&c->mu);
-            p->input = response_new(m->doc, m->root);
-            m->doc = NULL;
-            p->job.run = input_round;
-            if (!p->input || mcp__pool_submit(c->pool, &p->job) != MCP_OK) {
-                pthread_mutex_lock(&c->mu);
-                int mine = claim_locked(c, p);
-                unref_locked(p);
-                pthread_mutex_unlock(&c->mu);
-                if (mine)
-                    finish(c, p, MCP_ERR_NOMEM, NULL, "cannot retry %s", p->method);
-            }
+            start_round(c, p, m, 1);
             return;
         }
     }
@@ -1489,20 +1501,7 @@ static void on_response(mcp_client *c, mcp_rpc_msg *m)
             finish(c, p, MCP_ERR_LIMIT, NULL, "%s: the server asked for input more than %u times", p->method, max);
             return;
         }
-        p->state = P_INPUT;
-        p->refs++; /* the round's */
-        pthread_mutex_unlock(&c->mu);
-        p->input = response_new(m->doc, m->root);
-        m->doc = NULL;
-        p->job.run = input_round;
-        if (!p->input || mcp__pool_submit(c->pool, &p->job) != MCP_OK) {
-            pthread_mutex_lock(&c->mu);
-            int mine = claim_locked(c, p);
-            unref_locked(p);
-            pthread_mutex_unlock(&c->mu);
-            if (mine)
-                finish(c, p, MCP_ERR_NOMEM, NULL, "cannot start an input round");
-        }
+        start_round(c, p, m, 0);
         return;
     }
     claim_locked(c, p);

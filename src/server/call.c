@@ -860,21 +860,7 @@ static mcp_status embedded(mcp_call *call, const char *uri, const char *mime, co
     mcp_jw_key(w, "type");
     mcp_jw_string(w, "resource");
     mcp_jw_key(w, "resource");
-    mcp_jw_object_begin(w);
-    mcp_jw_key(w, "uri");
-    mcp_jw_string(w, uri);
-    if (mime) {
-        mcp_jw_key(w, "mimeType");
-        mcp_jw_string(w, mime);
-    }
-    if (text) {
-        mcp_jw_key(w, "text");
-        mcp_jw_string(w, text);
-    } else {
-        mcp_jw_key(w, "blob");
-        mcp_jw_base64(w, bytes, n);
-    }
-    mcp_jw_object_end(w);
+    mcp__write_resource_contents(w, uri, mime, text, bytes, n);
     write_annotations(w, ann);
     mcp_jw_object_end(w);
     return undo_finish(call, &u);

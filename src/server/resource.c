@@ -428,14 +428,9 @@ void mcp__m_resources_read(mcp__req *r)
     mcp__result_end(r);
 }
 
-static mcp_status read_item(mcp_read *rd, const char *uri, const char *mime, const char *text, const void *bytes,
-                            size_t n)
+void mcp__write_resource_contents(mcp_jw *w, const char *uri, const char *mime, const char *text, const void *bytes,
+                                  size_t n)
 {
-    if (!rd || !uri || (!text && !bytes && n))
-        return MCP_ERR_INVALID_ARG;
-    size_t len = rd->buf->len;
-    mcp_jw saved = rd->w;
-    mcp_jw *w = &rd->w;
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "uri");
     mcp_jw_string(w, uri);
@@ -451,7 +446,17 @@ static mcp_status read_item(mcp_read *rd, const char *uri, const char *mime, con
         mcp_jw_base64(w, bytes ? bytes : "", n);
     }
     mcp_jw_object_end(w);
-    mcp_status st = mcp_jw_status(w);
+}
+
+static mcp_status read_item(mcp_read *rd, const char *uri, const char *mime, const char *text, const void *bytes,
+                            size_t n)
+{
+    if (!rd || !uri || (!text && !bytes && n))
+        return MCP_ERR_INVALID_ARG;
+    size_t len = rd->buf->len;
+    mcp_jw saved = rd->w;
+    mcp__write_resource_contents(&rd->w, uri, mime, text, bytes, n);
+    mcp_status st = mcp_jw_status(&rd->w);
     if (st) {
         rd->buf->len = len;
         rd->buf->data[len] = '\0';

@@ -376,6 +376,11 @@ mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, siz
 mcp_status mcp__resource_scopes(mcp_server *srv, const char *uri, size_t len, mcp_buf *out);
 /* Appends the scopes of the resource or template registered under `key`, if any. */
 mcp_status mcp__resource_key_scopes(mcp_server *srv, const char *key, size_t len, mcp_buf *out);
+/* Writes one resource contents object, {uri, mimeType?, text | blob}: what
+ * resources/read returns and what a tool result embeds. `text` NULL: the
+ * bytes, base64-encoded. */
+void mcp__write_resource_contents(mcp_jw *w, const char *uri, const char *mime, const char *text, const void *bytes,
+                                  size_t n);
 
 /* ---- ask.c ---- */
 mcp_status mcp__server_init_state_key(mcp_server *srv);
