@@ -358,6 +358,22 @@ const char *aml_col_text(sqlite3_stmt *st, int i)
     return t ? (const char *)t : "";
 }
 
+void aml_jw_col_text(mcp_jw *w, sqlite3_stmt *st, int i)
+{
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        mcp_jw_null(w);
+    else
+        mcp_jw_string(w, aml_col_text(st, i));
+}
+
+void aml_jw_col_int(mcp_jw *w, sqlite3_stmt *st, int i)
+{
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        mcp_jw_null(w);
+    else
+        mcp_jw_int(w, sqlite3_column_int64(st, i));
+}
+
 int aml_step_done(aml_store *s, sqlite3_stmt *st, aml_err *err)
 {
     int rc = sqlite3_step(st);

@@ -83,6 +83,10 @@ void aml_bind_int_opt(sqlite3_stmt *st, int i, int64_t v, int present);
 
 /** A column as text ("" for NULL, never NULL). */
 const char *aml_col_text(sqlite3_stmt *st, int i);
+/** Writes a column as a JSON string, or null when it is NULL. */
+void aml_jw_col_text(mcp_jw *w, sqlite3_stmt *st, int i);
+/** Writes a column as a JSON integer, or null when it is NULL. */
+void aml_jw_col_int(mcp_jw *w, sqlite3_stmt *st, int i);
 
 /** Steps a statement that returns no rows; 0 or -1 with the SQLite message. */
 int aml_step_done(aml_store *s, sqlite3_stmt *st, aml_err *err);

@@ -540,49 +540,134 @@ static size_t csv_fill(aml_csv *c)
     return got;
 }
 
+/* Where the record starting at c->pos ends: its newline outside quotes (*end), or (size_t)-1 when
+ * the buffer holds no whole record yet (*inq: inside a quoted field at the end). Counts the
+ * newlines inside quoted fields and says whether the record has quotes at all. */
+static size_t csv_record_end(const aml_csv *c, size_t *newlines, int *quoted, int *inq)
+{
+    size_t i = c->pos;
+    *inq = *quoted = 0;
+    *newlines = 0;
+    while (i < c->len) {
+        if (!*inq) {
+            const char *nl = memchr(c->buf + i, '\n', c->len - i);
+            const char *q = memchr(c->buf + i, '"', (nl ? (size_t)(nl - (c->buf + i)) : c->len - i));
+            if (q) {
+                *inq = 1;
+                *quoted = 1;
+                i = (size_t)(q - c->buf) + 1;
+                continue;
+            }
+            if (nl)
+                return (size_t)(nl - c->buf);
+            i = c->len;
+        } else {
+            const char *q = memchr(c->buf + i, '"', c->len - i);
+            if (!q) {
+                for (size_t k = i; k < c->len; k++)
+                    *newlines += c->buf[k] == '\n';
+                return (size_t)-1;
+            }
+            for (const char *k = c->buf + i; k < q; k++)
+                *newlines += *k == '\n';
+            i = (size_t)(q - c->buf) + 1;
+            if (i < c->len && c->buf[i] == '"') {
+                i++;
+                continue;
+            }
+            if (i == c->len && !c->eof)
+                return (size_t)-1; /* the quote may be doubled by the next byte: refill */
+            *inq = 0;
+        }
+    }
+    return (size_t)-1;
+}
+
+/* Room for one more field, or the error. */
+static int csv_room(const aml_csv *c, aml_err *err)
+{
+    if (c->nfields < AML_CSV_MAX_FIELDS)
+        return 0;
+    return aml_errf(err, "line %llu: more than %d fields", (unsigned long long)c->line, AML_CSV_MAX_FIELDS);
+}
+
+static void csv_add_field(aml_csv *c, char *p, size_t n)
+{
+    c->fields[c->nfields].p = p;
+    c->fields[c->nfields].n = n;
+    c->nfields++;
+}
+
+/* The unquoted field at p, up to the next comma or e; returns where the next field starts, or NULL at e. */
+static char *csv_plain_field(aml_csv *c, char *p, char *e)
+{
+    char *comma = memchr(p, ',', (size_t)(e - p));
+    csv_add_field(c, p, (size_t)((comma ? comma : e) - p));
+    return comma ? comma + 1 : NULL;
+}
+
+/* Fields of a record [p, e) without quotes. */
+static int csv_split_plain(aml_csv *c, char *p, char *e, aml_err *err)
+{
+    while (p) {
+        if (csv_room(c, err))
+            return -1;
+        p = csv_plain_field(c, p, e);
+    }
+    return 1;
+}
+
+/* The quoted field at p (on its opening quote), unquoted in place; *next is where the next field
+ * starts, NULL at the end of the record. @return 0, or -1 with the error. */
+static int csv_quoted_field(aml_csv *c, char *p, char *e, char **next, aml_err *err)
+{
+    char *w = ++p, *r = p;
+    for (;;) {
+        if (r >= e)
+            return aml_errf(err, "line %llu: unterminated quoted field", (unsigned long long)c->line);
+        if (*r == '"') {
+            if (r + 1 < e && r[1] == '"') {
+                *w++ = '"';
+                r += 2;
+                continue;
+            }
+            r++;
+            break;
+        }
+        *w++ = *r++;
+    }
+    csv_add_field(c, p, (size_t)(w - p));
+    *next = NULL;
+    if (r == e)
+        return 0;
+    if (*r != ',')
+        return aml_errf(err, "line %llu: text after a closing quote", (unsigned long long)c->line);
+    *next = r + 1;
+    return 0;
+}
+
+/* Fields of a record [p, e) with quoted fields. */
+static int csv_split_quoted(aml_csv *c, char *p, char *e, aml_err *err)
+{
+    while (p) {
+        if (csv_room(c, err))
+            return -1;
+        if (p < e && *p == '"') {
+            if (csv_quoted_field(c, p, e, &p, err))
+                return -1;
+        } else {
+            p = csv_plain_field(c, p, e);
+        }
+    }
+    return 1;
+}
+
 int aml_csv_next(aml_csv *c, aml_err *err)
 {
     for (;;) {
-        /* Find the end of the record: a newline outside quotes. */
-        size_t start = c->pos, i = start;
-        int inq = 0, quoted = 0;
-        size_t newlines = 0;
-        size_t end = (size_t)-1;
-        while (i < c->len) {
-            if (!inq) {
-                const char *nl = memchr(c->buf + i, '\n', c->len - i);
-                const char *q = memchr(c->buf + i, '"', (nl ? (size_t)(nl - (c->buf + i)) : c->len - i));
-                if (q) {
-                    inq = 1;
-                    quoted = 1;
-                    i = (size_t)(q - c->buf) + 1;
-                    continue;
-                }
-                if (nl) {
-                    end = (size_t)(nl - c->buf);
-                    break;
-                }
-                i = c->len;
-            } else {
-                const char *q = memchr(c->buf + i, '"', c->len - i);
-                if (!q) {
-                    for (size_t k = i; k < c->len; k++)
-                        newlines += c->buf[k] == '\n';
-                    i = c->len;
-                    break;
-                }
-                for (const char *k = c->buf + i; k < q; k++)
-                    newlines += *k == '\n';
-                i = (size_t)(q - c->buf) + 1;
-                if (i < c->len && c->buf[i] == '"') {
-                    i++;
-                    continue;
-                }
-                if (i == c->len && !c->eof)
-                    break; /* the quote may be doubled by the next byte: refill */
-                inq = 0;
-            }
-        }
+        size_t start = c->pos, newlines;
+        int quoted, inq;
+        size_t end = csv_record_end(c, &newlines, &quoted, &inq);
         if (end == (size_t)-1) {
             if (c->eof) {
                 if (start >= c->len)
@@ -610,62 +695,7 @@ int aml_csv_next(aml_csv *c, aml_err *err)
         c->pos = end < c->len ? end + 1 : end;
         c->nfields = 0;
         char *p = c->buf + start, *e = c->buf + rec_end;
-        if (!quoted) {
-            for (;;) {
-                char *comma = memchr(p, ',', (size_t)(e - p));
-                if (c->nfields == AML_CSV_MAX_FIELDS)
-                    return aml_errf(err, "line %llu: more than %d fields", (unsigned long long)c->line,
-                                    AML_CSV_MAX_FIELDS);
-                c->fields[c->nfields].p = p;
-                c->fields[c->nfields].n = (size_t)((comma ? comma : e) - p);
-                c->nfields++;
-                if (!comma)
-                    break;
-                p = comma + 1;
-            }
-        } else {
-            for (;;) {
-                if (c->nfields == AML_CSV_MAX_FIELDS)
-                    return aml_errf(err, "line %llu: more than %d fields", (unsigned long long)c->line,
-                                    AML_CSV_MAX_FIELDS);
-                if (p < e && *p == '"') {
-                    char *w = ++p, *r = p;
-                    for (;;) {
-                        if (r >= e)
-                            return aml_errf(err, "line %llu: unterminated quoted field",
-                                            (unsigned long long)c->line);
-                        if (*r == '"') {
-                            if (r + 1 < e && r[1] == '"') {
-                                *w++ = '"';
-                                r += 2;
-                                continue;
-                            }
-                            r++;
-                            break;
-                        }
-                        *w++ = *r++;
-                    }
-                    c->fields[c->nfields].p = p;
-                    c->fields[c->nfields].n = (size_t)(w - p);
-                    c->nfields++;
-                    if (r == e)
-                        break;
-                    if (*r != ',')
-                        return aml_errf(err, "line %llu: text after a closing quote",
-                                        (unsigned long long)c->line);
-                    p = r + 1;
-                } else {
-                    char *comma = memchr(p, ',', (size_t)(e - p));
-                    c->fields[c->nfields].p = p;
-                    c->fields[c->nfields].n = (size_t)((comma ? comma : e) - p);
-                    c->nfields++;
-                    if (!comma)
-                        break;
-                    p = comma + 1;
-                }
-            }
-        }
-        return 1;
+        return quoted ? csv_split_quoted(c, p, e, err) : csv_split_plain(c, p, e, err);
     }
 }
 
@@ -681,6 +711,44 @@ void aml_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const 
 {
     if (base && n > 1)
         qsort(base, n, size, cmp);
+}
+
+int aml_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int aml_ivec_push(aml_ivec *a, int64_t x)
+{
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 64;
+        int64_t *nv = realloc(a->v, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        a->v = nv;
+        a->cap = nc;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+void aml_ivec_uniq(aml_ivec *a)
+{
+    if (!a->n)
+        return;
+    aml_sort(a->v, a->n, sizeof *a->v, aml_cmp_i64);
+    size_t k = 1;
+    for (size_t i = 1; i < a->n; i++)
+        if (a->v[i] != a->v[k - 1])
+            a->v[k++] = a->v[i];
+    a->n = k;
+}
+
+ssize_t aml_ivec_find(const aml_ivec *a, int64_t x)
+{
+    int64_t *p = bsearch(&x, a->v, a->n, sizeof *a->v, aml_cmp_i64);
+    return p ? p - a->v : -1;
 }
 
 char *aml_strdup(const char *s)

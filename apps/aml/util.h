@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Error detail for the app's own functions: they return 0 or -1 and fill this. */
 typedef struct aml_err {
@@ -192,6 +193,21 @@ mcp_status aml_buf_printf(mcp_buf *b, const char *fmt, ...)
 mcp_status aml_buf_puts(mcp_buf *b, const char *s);
 /** qsort that accepts an empty (NULL) array. */
 void aml_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/** Ascending order of int64_t, for aml_sort and bsearch. */
+int aml_cmp_i64(const void *a, const void *b);
+
+/* A growable int64 array (zero-initialised is empty; free v when done). */
+typedef struct aml_ivec {
+    int64_t *v;
+    size_t n, cap;
+} aml_ivec;
+
+/** Appends x; -1 on OOM. */
+int aml_ivec_push(aml_ivec *a, int64_t x);
+/** Sorts and removes duplicates. */
+void aml_ivec_uniq(aml_ivec *a);
+/** Index of x in a sorted vector, or -1. */
+ssize_t aml_ivec_find(const aml_ivec *a, int64_t x);
 /** Monotonic milliseconds. */
 int64_t aml_mono_ms(void);
 /** Monotonic nanoseconds. */
