@@ -227,11 +227,104 @@ static void accounts_write(aml_store *s, mcp_jw *w, const aml_case *c)
     mcp_jw_array_end(w);
 }
 
+/* "window": {"from": ..., "to": ...} */
+static void window_write(mcp_jw *w, int64_t from, int64_t to)
+{
+    char t[21];
+    mcp_jw_key(w, "window");
+    mcp_jw_object_begin(w);
+    aml_fmt_time(from, t);
+    mcp_jw_key(w, "from");
+    mcp_jw_string(w, t);
+    aml_fmt_time(to, t);
+    mcp_jw_key(w, "to");
+    mcp_jw_string(w, t);
+    mcp_jw_object_end(w);
+}
+
+/* "key": v when it is set, else null */
+static void opt_member(mcp_jw *w, const char *key, int has, const char *v)
+{
+    mcp_jw_key(w, key);
+    has ? mcp_jw_string(w, v) : mcp_jw_null(w);
+}
+
+/* "key": string, or null when empty */
+static void opt_string(mcp_jw *w, const char *key, const char *v)
+{
+    opt_member(w, key, v[0] != '\0', v);
+}
+
+/*
+ * key: the rows of a query on the case (bound to ?1) as an array of objects,
+ * table-driven: member i is named keys[i] and its column written as types[i]:
+ * 's' a string, 'S' a string or null, 'i' an integer.
+ */
+static void rows_write(aml_store *s, mcp_jw *w, const char *key, const char *sql, const char *case_id,
+                       const char *const *keys, const char *types)
+{
+    mcp_jw_key(w, key);
+    mcp_jw_array_begin(w);
+    sqlite3_stmt *st = aml_stmt(s, sql);
+    if (st) {
+        aml_bind_text(st, 1, case_id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            mcp_jw_object_begin(w);
+            for (int i = 0; keys[i]; i++) {
+                mcp_jw_key(w, keys[i]);
+                if (types[i] == 'i')
+                    mcp_jw_int(w, sqlite3_column_int64(st, i));
+                else if (types[i] == 'S')
+                    aml_jw_col_text(w, st, i);
+                else
+                    mcp_jw_string(w, aml_col_text(st, i));
+            }
+            mcp_jw_object_end(w);
+        }
+        sqlite3_reset(st);
+    }
+    mcp_jw_array_end(w);
+}
+
+/* key: the first column of a query on the case (bound to ?1) as an array of strings. */
+static void strings_write(aml_store *s, mcp_jw *w, const char *key, const char *sql, const char *case_id)
+{
+    mcp_jw_key(w, key);
+    mcp_jw_array_begin(w);
+    sqlite3_stmt *st = aml_stmt(s, sql);
+    if (st) {
+        aml_bind_text(st, 1, case_id);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            mcp_jw_string(w, aml_col_text(st, 0));
+        sqlite3_reset(st);
+    }
+    mcp_jw_array_end(w);
+}
+
+/* The risk level, score and latest assessment stored on the case. */
+static void case_risk_write(aml_store *s, mcp_jw *w, const aml_case *c)
+{
+    sqlite3_stmt *st = aml_stmt(s, "SELECT risk_level, case_score, last_assessment_id FROM cases WHERE case_id = ?");
+    if (!st)
+        return;
+    aml_bind_text(st, 1, c->case_id);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        mcp_jw_key(w, "riskLevel");
+        aml_jw_col_text(w, st, 0);
+        mcp_jw_key(w, "caseScore");
+        aml_jw_col_int(w, st, 1);
+        mcp_jw_key(w, "lastAssessmentId");
+        aml_jw_col_text(w, st, 2);
+    }
+    sqlite3_reset(st);
+}
+
 void aml_case_write(aml_store *s, mcp_jw *w, const aml_case *c)
 {
-    char from[21], to[21];
-    aml_fmt_time(c->from, from);
-    aml_fmt_time(c->to, to);
+    static const char *const typology_keys[] = {"typologyId", "score", NULL};
+    static const char *const assessment_keys[] = {"assessmentId", "kind", "createdAt", "outcome", "caseScore",
+                                                  "riskLevel", NULL};
+    static const char *const sar_keys[] = {"sarDraftId", "version", "status", "createdAt", "filingDueDate", NULL};
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "caseId");
     mcp_jw_string(w, c->case_id);
@@ -239,136 +332,34 @@ void aml_case_write(aml_store *s, mcp_jw *w, const aml_case *c)
     mcp_jw_string(w, c->title);
     mcp_jw_key(w, "status");
     mcp_jw_string(w, c->status);
-    mcp_jw_key(w, "priority");
-    c->priority[0] ? mcp_jw_string(w, c->priority) : mcp_jw_null(w);
-    mcp_jw_key(w, "origin");
-    c->origin[0] ? mcp_jw_string(w, c->origin) : mcp_jw_null(w);
+    opt_string(w, "priority", c->priority);
+    opt_string(w, "origin", c->origin);
     mcp_jw_key(w, "openedAt");
     mcp_jw_string(w, c->opened_at);
-    mcp_jw_key(w, "detectionDate");
-    c->detection_date[0] ? mcp_jw_string(w, c->detection_date) : mcp_jw_null(w);
-    mcp_jw_key(w, "window");
-    mcp_jw_object_begin(w);
-    mcp_jw_key(w, "from");
-    mcp_jw_string(w, from);
-    mcp_jw_key(w, "to");
-    mcp_jw_string(w, to);
-    mcp_jw_object_end(w);
+    opt_string(w, "detectionDate", c->detection_date);
+    window_write(w, c->from, c->to);
     mcp_jw_key(w, "focusAccounts");
     accounts_write(s, w, c);
     mcp_jw_key(w, "subjects");
     aml_subjects_write(s, w, c);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT risk_level, case_score, last_assessment_id FROM cases WHERE case_id = ?");
-    if (st) {
-        aml_bind_text(st, 1, c->case_id);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            mcp_jw_key(w, "riskLevel");
-            sqlite3_column_type(st, 0) == SQLITE_NULL ? mcp_jw_null(w) : mcp_jw_string(w, aml_col_text(st, 0));
-            mcp_jw_key(w, "caseScore");
-            sqlite3_column_type(st, 1) == SQLITE_NULL ? mcp_jw_null(w) : mcp_jw_int(w, sqlite3_column_int64(st, 1));
-            mcp_jw_key(w, "lastAssessmentId");
-            sqlite3_column_type(st, 2) == SQLITE_NULL ? mcp_jw_null(w) : mcp_jw_string(w, aml_col_text(st, 2));
-        }
-        sqlite3_reset(st);
-    }
-    mcp_jw_key(w, "matchedTypologies");
-    mcp_jw_array_begin(w);
-    st = aml_stmt(s, "SELECT typology_id, score FROM case_typologies WHERE case_id = ? ORDER BY typology_id");
-    if (st) {
-        aml_bind_text(st, 1, c->case_id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            mcp_jw_object_begin(w);
-            mcp_jw_key(w, "typologyId");
-            mcp_jw_string(w, aml_col_text(st, 0));
-            mcp_jw_key(w, "score");
-            mcp_jw_int(w, sqlite3_column_int64(st, 1));
-            mcp_jw_object_end(w);
-        }
-        sqlite3_reset(st);
-    }
-    mcp_jw_array_end(w);
-    mcp_jw_key(w, "assessments");
-    mcp_jw_array_begin(w);
-    st = aml_stmt(s, "SELECT assessment_id, kind, created_at, outcome, case_score, risk_level FROM assessments "
-                     "WHERE case_id = ? ORDER BY created_at, assessment_id");
-    if (st) {
-        aml_bind_text(st, 1, c->case_id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            mcp_jw_object_begin(w);
-            mcp_jw_key(w, "assessmentId");
-            mcp_jw_string(w, aml_col_text(st, 0));
-            mcp_jw_key(w, "kind");
-            mcp_jw_string(w, aml_col_text(st, 1));
-            mcp_jw_key(w, "createdAt");
-            mcp_jw_string(w, aml_col_text(st, 2));
-            mcp_jw_key(w, "outcome");
-            mcp_jw_string(w, aml_col_text(st, 3));
-            mcp_jw_key(w, "caseScore");
-            mcp_jw_int(w, sqlite3_column_int64(st, 4));
-            mcp_jw_key(w, "riskLevel");
-            mcp_jw_string(w, aml_col_text(st, 5));
-            mcp_jw_object_end(w);
-        }
-        sqlite3_reset(st);
-    }
-    mcp_jw_array_end(w);
-    mcp_jw_key(w, "sarDrafts");
-    mcp_jw_array_begin(w);
-    st = aml_stmt(s, "SELECT sar_draft_id, version, status, created_at, filing_due_date FROM sar_drafts "
-                     "WHERE case_id = ? ORDER BY version");
-    if (st) {
-        aml_bind_text(st, 1, c->case_id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            mcp_jw_object_begin(w);
-            mcp_jw_key(w, "sarDraftId");
-            mcp_jw_string(w, aml_col_text(st, 0));
-            mcp_jw_key(w, "version");
-            mcp_jw_int(w, sqlite3_column_int64(st, 1));
-            mcp_jw_key(w, "status");
-            mcp_jw_string(w, aml_col_text(st, 2));
-            mcp_jw_key(w, "createdAt");
-            mcp_jw_string(w, aml_col_text(st, 3));
-            mcp_jw_key(w, "filingDueDate");
-            sqlite3_column_type(st, 4) == SQLITE_NULL ? mcp_jw_null(w) : mcp_jw_string(w, aml_col_text(st, 4));
-            mcp_jw_object_end(w);
-        }
-        sqlite3_reset(st);
-    }
-    mcp_jw_array_end(w);
+    case_risk_write(s, w, c);
+    rows_write(s, w, "matchedTypologies",
+               "SELECT typology_id, score FROM case_typologies WHERE case_id = ? ORDER BY typology_id", c->case_id,
+               typology_keys, "si");
+    rows_write(s, w, "assessments",
+               "SELECT assessment_id, kind, created_at, outcome, case_score, risk_level FROM assessments "
+               "WHERE case_id = ? ORDER BY created_at, assessment_id",
+               c->case_id, assessment_keys, "ssssis");
+    rows_write(s, w, "sarDrafts",
+               "SELECT sar_draft_id, version, status, created_at, filing_due_date FROM sar_drafts "
+               "WHERE case_id = ? ORDER BY version",
+               c->case_id, sar_keys, "sissS");
     mcp_jw_object_end(w);
 }
 
-void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_assessment *a, const char *kind,
-                          const aml_recommendation *r)
+/* The engine that produced an assessment and the digests that identify its inputs. */
+static void engine_write(mcp_jw *w, const aml_assessment *a)
 {
-    const aml_typology_def *cat = aml_catalog();
-    char from[21], to[21];
-    aml_fmt_time(c->from, from);
-    aml_fmt_time(c->to, to);
-    mcp_jw_object_begin(w);
-    mcp_jw_key(w, "assessmentId");
-    mcp_jw_string(w, a->assessment_id);
-    mcp_jw_key(w, "caseId");
-    mcp_jw_string(w, c->case_id);
-    mcp_jw_key(w, "kind");
-    mcp_jw_string(w, kind);
-    mcp_jw_key(w, "outcome");
-    mcp_jw_string(w, a->outcome);
-    mcp_jw_key(w, "caseScore");
-    mcp_jw_int(w, a->case_score);
-    mcp_jw_key(w, "riskLevel");
-    mcp_jw_string(w, a->risk_level);
-    mcp_jw_key(w, "window");
-    mcp_jw_object_begin(w);
-    mcp_jw_key(w, "from");
-    mcp_jw_string(w, from);
-    mcp_jw_key(w, "to");
-    mcp_jw_string(w, to);
-    mcp_jw_object_end(w);
-    mcp_jw_key(w, "subjects");
-    aml_subjects_write(s, w, c);
-    mcp_jw_key(w, "focusAccounts");
-    accounts_write(s, w, c);
     mcp_jw_key(w, "engine");
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "version");
@@ -384,8 +375,12 @@ void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_
     mcp_jw_key(w, "deterministic");
     mcp_jw_bool(w, 1);
     mcp_jw_object_end(w);
+}
 
-    /* Summary sentence. */
+/* "2 of 14 typologies matched: ... . 11 not matched. 1 not evaluable (T14: missing data)." */
+static void summary_write(mcp_jw *w, const aml_assessment *a)
+{
+    const aml_typology_def *cat = aml_catalog();
     mcp_buf sb;
     mcp_buf_init(&sb, 0);
     int requested = 0;
@@ -415,7 +410,11 @@ void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_
     mcp_jw_key(w, "summary");
     mcp_jw_stringn(w, sb.data ? sb.data : "", sb.len);
     mcp_buf_cleanup(&sb);
+}
 
+static void matched_write(mcp_jw *w, const aml_assessment *a)
+{
+    const aml_typology_def *cat = aml_catalog();
     mcp_jw_key(w, "matchedTypologies");
     mcp_jw_array_begin(w);
     for (int t = 0; t < AML_NTYP; t++) {
@@ -431,40 +430,63 @@ void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_
         mcp_jw_object_end(w);
     }
     mcp_jw_array_end(w);
-    if (r) {
-        mcp_jw_key(w, "recommendation");
-        mcp_jw_object_begin(w);
-        mcp_jw_key(w, "action");
-        mcp_jw_string(w, r->action);
-        mcp_jw_key(w, "reasons");
-        mcp_jw_array_begin(w);
-        for (int i = 0; i < r->nreasons; i++)
-            mcp_jw_string(w, r->reasons[i]);
-        mcp_jw_array_end(w);
-        mcp_jw_object_end(w);
-        mcp_jw_key(w, "sar");
-        mcp_jw_object_begin(w);
-        mcp_jw_key(w, "detectionDate");
-        if (c->detection_date[0])
-            mcp_jw_string(w, c->detection_date);
-        else
-            mcp_jw_null(w);
-        mcp_jw_key(w, "dueDate");
-        if (r->due_date[0])
-            mcp_jw_string(w, r->due_date);
-        else
-            mcp_jw_null(w);
-        mcp_jw_key(w, "dueRule");
-        mcp_jw_string(w, "30 calendar days from initial detection; up to 60 if no suspect is identified "
-                         "(FFIEC BSA/AML Manual; 12 CFR 21.11(d))");
-        mcp_jw_key(w, "suspectIdentified");
-        mcp_jw_bool(w, r->suspect_identified);
-        mcp_jw_key(w, "amountInvolvedUsdMinor");
-        mcp_jw_int(w, r->amount_usd);
-        mcp_jw_key(w, "reportingFloorUsdMinor");
-        mcp_jw_int(w, AML_SAR_FLOOR_MINOR);
-        mcp_jw_object_end(w);
-    }
+}
+
+/* The recommendation and the SAR block (assessCase only). */
+static void recommendation_write(mcp_jw *w, const aml_case *c, const aml_recommendation *r)
+{
+    mcp_jw_key(w, "recommendation");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "action");
+    mcp_jw_string(w, r->action);
+    mcp_jw_key(w, "reasons");
+    mcp_jw_array_begin(w);
+    for (int i = 0; i < r->nreasons; i++)
+        mcp_jw_string(w, r->reasons[i]);
+    mcp_jw_array_end(w);
+    mcp_jw_object_end(w);
+    mcp_jw_key(w, "sar");
+    mcp_jw_object_begin(w);
+    opt_string(w, "detectionDate", c->detection_date);
+    opt_string(w, "dueDate", r->due_date);
+    mcp_jw_key(w, "dueRule");
+    mcp_jw_string(w, "30 calendar days from initial detection; up to 60 if no suspect is identified "
+                     "(FFIEC BSA/AML Manual; 12 CFR 21.11(d))");
+    mcp_jw_key(w, "suspectIdentified");
+    mcp_jw_bool(w, r->suspect_identified);
+    mcp_jw_key(w, "amountInvolvedUsdMinor");
+    mcp_jw_int(w, r->amount_usd);
+    mcp_jw_key(w, "reportingFloorUsdMinor");
+    mcp_jw_int(w, AML_SAR_FLOOR_MINOR);
+    mcp_jw_object_end(w);
+}
+
+void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_assessment *a, const char *kind,
+                          const aml_recommendation *r)
+{
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "assessmentId");
+    mcp_jw_string(w, a->assessment_id);
+    mcp_jw_key(w, "caseId");
+    mcp_jw_string(w, c->case_id);
+    mcp_jw_key(w, "kind");
+    mcp_jw_string(w, kind);
+    mcp_jw_key(w, "outcome");
+    mcp_jw_string(w, a->outcome);
+    mcp_jw_key(w, "caseScore");
+    mcp_jw_int(w, a->case_score);
+    mcp_jw_key(w, "riskLevel");
+    mcp_jw_string(w, a->risk_level);
+    window_write(w, c->from, c->to);
+    mcp_jw_key(w, "subjects");
+    aml_subjects_write(s, w, c);
+    mcp_jw_key(w, "focusAccounts");
+    accounts_write(s, w, c);
+    engine_write(w, a);
+    summary_write(w, a);
+    matched_write(w, a);
+    if (r)
+        recommendation_write(w, c, r);
     mcp_jw_key(w, "findings");
     mcp_jw_array_begin(w);
     for (int t = 0; t < AML_NTYP; t++)
@@ -481,12 +503,11 @@ void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_
     mcp_jw_object_end(w);
 }
 
-int aml_assessment_store(aml_store *s, const aml_case *c, const aml_assessment *a, const char *kind,
-                         const char *requested_json, const char *actor, const char *result_json, aml_err *err)
+/* The assessment row: *inserted is 0 when it was there already (the id derives from the inputs). */
+static int insert_assessment(aml_store *s, const aml_case *c, const aml_assessment *a, const char *kind,
+                             const char *requested_json, const char *actor, const char *result_json, int *inserted,
+                             aml_err *err)
 {
-    int own = sqlite3_get_autocommit(s->db);
-    if (own && aml_begin(s, err))
-        return -1;
     char from[21], to[21], now[21];
     aml_fmt_time(c->from, from);
     aml_fmt_time(c->to, to);
@@ -496,7 +517,7 @@ int aml_assessment_store(aml_store *s, const aml_case *c, const aml_assessment *
                                    "window_from, window_to, created_at, requested_by, outcome, case_score, risk_level, "
                                    "result_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st)
-        goto fail;
+        return aml_errf(err, "%s", s->errmsg);
     aml_bind_text(st, 1, a->assessment_id);
     aml_bind_text(st, 2, c->case_id);
     aml_bind_text(st, 3, kind);
@@ -514,87 +535,138 @@ int aml_assessment_store(aml_store *s, const aml_case *c, const aml_assessment *
     aml_bind_text(st, 15, a->risk_level);
     aml_bind_text(st, 16, result_json);
     if (aml_step_done(s, st, err))
-        goto fail_msg;
-    if (sqlite3_changes(s->db) == 1) {
-        for (int t = 0; t < AML_NTYP; t++) {
-            if (!(a->mask & (1u << t)))
-                continue;
-            const aml_finding *f = &a->f[t];
-            mcp_buf pb;
-            mcp_jw pw;
-            mcp_buf_init(&pb, 0);
-            mcp_jw_init(&pw, &pb);
-            aml_params_write(&pw, &a->params, t);
-            st = aml_stmt(s, "INSERT OR IGNORE INTO assessment_findings(assessment_id, typology_id, status, score, "
-                             "explanation, metrics_json, params_json) VALUES (?,?,?,?,?,?,?)");
-            if (!st) {
-                mcp_buf_cleanup(&pb);
-                goto fail;
-            }
-            aml_bind_text(st, 1, a->assessment_id);
-            aml_bind_text(st, 2, aml_catalog()[t].id);
-            aml_bind_text(st, 3, aml_status_name(f->status));
-            aml_bind_int(st, 4, f->score);
-            aml_bind_text(st, 5, f->explanation ? f->explanation : "");
-            aml_bind_text(st, 6, f->metrics_json ? f->metrics_json : "{}");
-            aml_bind_textn(st, 7, pb.data ? pb.data : "{}", pb.data ? pb.len : 2);
-            int bad = aml_step_done(s, st, err);
-            mcp_buf_cleanup(&pb);
-            if (bad)
-                goto fail_msg;
-            for (size_t i = 0; i < f->nev; i++) {
-                st = aml_stmt(s, "INSERT OR IGNORE INTO finding_evidence(assessment_id, typology_id, txn_no, ordinal, "
-                                 "role) VALUES (?,?,?,?,?)");
-                if (!st)
-                    goto fail;
-                aml_bind_text(st, 1, a->assessment_id);
-                aml_bind_text(st, 2, aml_catalog()[t].id);
-                aml_bind_int(st, 3, f->ev[i].no);
-                aml_bind_int(st, 4, (int64_t)i);
-                aml_bind_text(st, 5, f->ev[i].role == AML_ROLE_TRIGGER ? "trigger" : "context");
-                if (aml_step_done(s, st, err))
-                    goto fail_msg;
-            }
-        }
-    }
-    if (strcmp(kind, "case") == 0 && a->mask == AML_ALL_TYPOLOGIES) {
-        st = aml_stmt(s, "UPDATE cases SET risk_level = ?, case_score = ?, last_assessment_id = ? WHERE case_id = ?");
-        if (!st)
-            goto fail;
-        aml_bind_text(st, 1, a->risk_level);
-        aml_bind_int(st, 2, a->case_score);
-        aml_bind_text(st, 3, a->assessment_id);
-        aml_bind_text(st, 4, c->case_id);
-        if (aml_step_done(s, st, err))
-            goto fail_msg;
-        st = aml_stmt(s, "DELETE FROM case_typologies WHERE case_id = ?");
-        if (!st)
-            goto fail;
-        aml_bind_text(st, 1, c->case_id);
-        if (aml_step_done(s, st, err))
-            goto fail_msg;
-        for (int t = 0; t < AML_NTYP; t++) {
-            if (a->f[t].status != AML_MATCHED)
-                continue;
-            st = aml_stmt(s, "INSERT INTO case_typologies(case_id, typology_id, score) VALUES (?,?,?)");
-            if (!st)
-                goto fail;
-            aml_bind_text(st, 1, c->case_id);
-            aml_bind_text(st, 2, aml_catalog()[t].id);
-            aml_bind_int(st, 3, a->f[t].score);
-            if (aml_step_done(s, st, err))
-                goto fail_msg;
-        }
-    }
-    if (own && aml_commit(s, err))
-        goto fail_msg;
+        return -1;
+    *inserted = sqlite3_changes(s->db) == 1;
     return 0;
-fail:
-    aml_errf(err, "%s", s->errmsg);
-fail_msg:
-    if (own)
+}
+
+/* One finding of an assessment, with its parameters and evidence. */
+static int insert_finding(aml_store *s, const aml_assessment *a, int t, aml_err *err)
+{
+    const aml_finding *f = &a->f[t];
+    mcp_buf pb;
+    mcp_jw pw;
+    mcp_buf_init(&pb, 0);
+    mcp_jw_init(&pw, &pb);
+    aml_params_write(&pw, &a->params, t);
+    sqlite3_stmt *st = aml_stmt(s, "INSERT OR IGNORE INTO assessment_findings(assessment_id, typology_id, status, "
+                                   "score, explanation, metrics_json, params_json) VALUES (?,?,?,?,?,?,?)");
+    if (!st) {
+        mcp_buf_cleanup(&pb);
+        return aml_errf(err, "%s", s->errmsg);
+    }
+    aml_bind_text(st, 1, a->assessment_id);
+    aml_bind_text(st, 2, aml_catalog()[t].id);
+    aml_bind_text(st, 3, aml_status_name(f->status));
+    aml_bind_int(st, 4, f->score);
+    aml_bind_text(st, 5, f->explanation ? f->explanation : "");
+    aml_bind_text(st, 6, f->metrics_json ? f->metrics_json : "{}");
+    aml_bind_textn(st, 7, pb.data ? pb.data : "{}", pb.data ? pb.len : 2);
+    int bad = aml_step_done(s, st, err);
+    mcp_buf_cleanup(&pb);
+    if (bad)
+        return -1;
+    for (size_t i = 0; i < f->nev; i++) {
+        st = aml_stmt(s, "INSERT OR IGNORE INTO finding_evidence(assessment_id, typology_id, txn_no, ordinal, "
+                         "role) VALUES (?,?,?,?,?)");
+        if (!st)
+            return aml_errf(err, "%s", s->errmsg);
+        aml_bind_text(st, 1, a->assessment_id);
+        aml_bind_text(st, 2, aml_catalog()[t].id);
+        aml_bind_int(st, 3, f->ev[i].no);
+        aml_bind_int(st, 4, (int64_t)i);
+        aml_bind_text(st, 5, f->ev[i].role == AML_ROLE_TRIGGER ? "trigger" : "context");
+        if (aml_step_done(s, st, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* A full case assessment becomes the case's risk level, score and matched typologies. */
+static int update_case_risk(aml_store *s, const aml_case *c, const aml_assessment *a, aml_err *err)
+{
+    sqlite3_stmt *st = aml_stmt(s, "UPDATE cases SET risk_level = ?, case_score = ?, last_assessment_id = ? "
+                                   "WHERE case_id = ?");
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_text(st, 1, a->risk_level);
+    aml_bind_int(st, 2, a->case_score);
+    aml_bind_text(st, 3, a->assessment_id);
+    aml_bind_text(st, 4, c->case_id);
+    if (aml_step_done(s, st, err))
+        return -1;
+    st = aml_stmt(s, "DELETE FROM case_typologies WHERE case_id = ?");
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_text(st, 1, c->case_id);
+    if (aml_step_done(s, st, err))
+        return -1;
+    for (int t = 0; t < AML_NTYP; t++) {
+        if (a->f[t].status != AML_MATCHED)
+            continue;
+        st = aml_stmt(s, "INSERT INTO case_typologies(case_id, typology_id, score) VALUES (?,?,?)");
+        if (!st)
+            return aml_errf(err, "%s", s->errmsg);
+        aml_bind_text(st, 1, c->case_id);
+        aml_bind_text(st, 2, aml_catalog()[t].id);
+        aml_bind_int(st, 3, a->f[t].score);
+        if (aml_step_done(s, st, err))
+            return -1;
+    }
+    return 0;
+}
+
+int aml_assessment_store(aml_store *s, const aml_case *c, const aml_assessment *a, const char *kind,
+                         const char *requested_json, const char *actor, const char *result_json, aml_err *err)
+{
+    int own = sqlite3_get_autocommit(s->db);
+    if (own && aml_begin(s, err))
+        return -1;
+    int inserted = 0;
+    int rc = insert_assessment(s, c, a, kind, requested_json, actor, result_json, &inserted, err);
+    for (int t = 0; !rc && inserted && t < AML_NTYP; t++)
+        if (a->mask & (1u << t))
+            rc = insert_finding(s, a, t, err);
+    if (!rc && strcmp(kind, "case") == 0 && a->mask == AML_ALL_TYPOLOGIES)
+        rc = update_case_risk(s, c, a, err);
+    if (!rc && own && aml_commit(s, err))
+        rc = -1;
+    if (rc && own)
         aml_rollback(s);
-    return -1;
+    return rc ? -1 : 0;
+}
+
+int aml_assessment_record(aml_store *s, const aml_case *c, const aml_assessment *a, const aml_recommendation *r,
+                          const char *actor, aml_err *err)
+{
+    mcp_buf b;
+    mcp_jw w;
+    mcp_buf_init(&b, 0);
+    mcp_jw_init(&w, &b);
+    aml_assessment_write(s, &w, c, a, "case", r);
+    int rc = mcp_jw_finish(&w) != MCP_OK ||
+             aml_assessment_store(s, c, a, "case", "[\"*\"]", actor, b.data, err);
+    mcp_buf_cleanup(&b);
+    return rc ? (err && err->msg[0] ? -1 : aml_errf(err, "cannot write the assessment")) : 0;
+}
+
+int aml_case_reassess(aml_store *s, const char *case_id, const aml_params *p, const char *actor, aml_err *err)
+{
+    aml_case c;
+    int lr = aml_case_load(s, case_id, &c, err);
+    if (lr)
+        return lr > 0 ? aml_errf(err, "no such case %s", case_id) : -1;
+    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+    aml_assessment a;
+    int rc = aml_engine_run(s, &cs, p, AML_ALL_TYPOLOGIES, "case", &a, err);
+    if (!rc) {
+        aml_recommendation r;
+        aml_recommend(s, &c, &a, &r);
+        rc = aml_assessment_record(s, &c, &a, &r, actor, err);
+        aml_assessment_free(&a);
+    }
+    aml_case_free(&c);
+    return rc;
 }
 
 /* ---- listing ------------------------------------------------------------------ */
@@ -662,13 +734,87 @@ static void bind_filter(sqlite3_stmt *st, const aml_case_filter *f)
     aml_bind_text(st, 5, f->opened_to);
 }
 
-int aml_cases_list(aml_store *s, mcp_jw *w, const aml_case_filter *f, int *count, char *next_cursor, size_t ncur,
-                   aml_err *err)
+/* A case of a listCases page, copied out of the page query (per-row lookups reuse other statements). */
+typedef struct case_row {
+    char id[AML_CASE_ID_MAX + 1], title[256], status[24], priority[16], origin[16], opened[32], detected[16],
+        risk[8];
+    int64_t from, to, score;
+    int has_priority, has_origin, has_detected, has_risk, has_score;
+} case_row;
+
+/* A text column into a row field; *has says whether it was set. */
+static void col_copy(sqlite3_stmt *st, int i, char *out, size_t n, int *has)
+{
+    if (has)
+        *has = sqlite3_column_type(st, i) != SQLITE_NULL;
+    snprintf(out, n, "%s", aml_col_text(st, i));
+}
+
+/* Rows of the page: up to limit + 1 (one more says there is a next page). @return how many, or -1. */
+static int fetch_page(aml_store *s, const aml_case_filter *f, int limit, case_row *rows, aml_err *err)
 {
     static const char *const sql_page =
         "SELECT c.case_id, c.title, c.status, c.priority, c.origin, c.opened_at, c.detection_date, c.window_from, "
         "c.window_to, c.risk_level, c.case_score FROM cases c WHERE " CASE_FILTER
         "AND (?6 IS NULL OR c.case_id > ?6) ORDER BY c.case_id LIMIT ?7";
+    sqlite3_stmt *st = aml_stmt(s, sql_page);
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    bind_filter(st, f);
+    aml_bind_text(st, 6, f->after);
+    aml_bind_int(st, 7, limit + 1);
+    int n = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n <= limit) {
+        case_row *r = &rows[n++];
+        col_copy(st, 0, r->id, sizeof r->id, NULL);
+        col_copy(st, 1, r->title, sizeof r->title, NULL);
+        col_copy(st, 2, r->status, sizeof r->status, NULL);
+        col_copy(st, 3, r->priority, sizeof r->priority, &r->has_priority);
+        col_copy(st, 4, r->origin, sizeof r->origin, &r->has_origin);
+        col_copy(st, 5, r->opened, sizeof r->opened, NULL);
+        col_copy(st, 6, r->detected, sizeof r->detected, &r->has_detected);
+        r->from = sqlite3_column_int64(st, 7);
+        r->to = sqlite3_column_int64(st, 8);
+        col_copy(st, 9, r->risk, sizeof r->risk, &r->has_risk);
+        r->has_score = sqlite3_column_type(st, 10) != SQLITE_NULL;
+        r->score = sqlite3_column_int64(st, 10);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return aml_errf(err, "%s", sqlite3_errmsg(s->db));
+    return n;
+}
+
+static void case_row_write(aml_store *s, mcp_jw *w, const case_row *r)
+{
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "caseId");
+    mcp_jw_string(w, r->id);
+    mcp_jw_key(w, "title");
+    mcp_jw_string(w, r->title);
+    mcp_jw_key(w, "status");
+    mcp_jw_string(w, r->status);
+    opt_member(w, "priority", r->has_priority, r->priority);
+    opt_member(w, "origin", r->has_origin, r->origin);
+    mcp_jw_key(w, "openedAt");
+    mcp_jw_string(w, r->opened);
+    opt_member(w, "detectionDate", r->has_detected, r->detected);
+    window_write(w, r->from, r->to);
+    opt_member(w, "riskLevel", r->has_risk, r->risk);
+    mcp_jw_key(w, "caseScore");
+    r->has_score ? mcp_jw_int(w, r->score) : mcp_jw_null(w);
+    strings_write(s, w, "focusAccounts",
+                  "SELECT a.account_id FROM case_accounts ca JOIN accounts a ON a.acct_no = ca.acct_no "
+                  "WHERE ca.case_id = ? ORDER BY a.account_id",
+                  r->id);
+    strings_write(s, w, "matchedTypologies",
+                  "SELECT typology_id FROM case_typologies WHERE case_id = ? ORDER BY typology_id", r->id);
+    mcp_jw_object_end(w);
+}
+
+int aml_cases_list(aml_store *s, mcp_jw *w, const aml_case_filter *f, int *count, char *next_cursor, size_t ncur,
+                   aml_err *err)
+{
     static const char *const sql_count = "SELECT count(*) FROM cases c WHERE " CASE_FILTER;
     int64_t total = 0;
     sqlite3_stmt *st = aml_stmt(s, sql_count);
@@ -678,50 +824,14 @@ int aml_cases_list(aml_store *s, mcp_jw *w, const aml_case_filter *f, int *count
     if (sqlite3_step(st) == SQLITE_ROW)
         total = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
-
-    /* Rows of the page are copied out first: per-row lookups reuse other statements. */
-    typedef struct row {
-        char id[AML_CASE_ID_MAX + 1], title[256], status[24], priority[16], origin[16], opened[32], detected[16],
-            risk[8];
-        int64_t from, to, score;
-        int has_priority, has_origin, has_detected, has_risk, has_score;
-    } row;
     int limit = f->limit < 1 ? 20 : f->limit > 100 ? 100 : f->limit;
-    row *rows = calloc((size_t)limit + 1, sizeof *rows);
+    case_row *rows = calloc((size_t)limit + 1, sizeof *rows);
     if (!rows)
         return aml_errf(err, "out of memory");
-    st = aml_stmt(s, sql_page);
-    if (!st) {
+    int n = fetch_page(s, f, limit, rows, err);
+    if (n < 0) {
         free(rows);
-        return aml_errf(err, "%s", s->errmsg);
-    }
-    bind_filter(st, f);
-    aml_bind_text(st, 6, f->after);
-    aml_bind_int(st, 7, limit + 1);
-    int n = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n <= limit) {
-        row *r = &rows[n++];
-        snprintf(r->id, sizeof r->id, "%s", aml_col_text(st, 0));
-        snprintf(r->title, sizeof r->title, "%s", aml_col_text(st, 1));
-        snprintf(r->status, sizeof r->status, "%s", aml_col_text(st, 2));
-        r->has_priority = sqlite3_column_type(st, 3) != SQLITE_NULL;
-        snprintf(r->priority, sizeof r->priority, "%s", aml_col_text(st, 3));
-        r->has_origin = sqlite3_column_type(st, 4) != SQLITE_NULL;
-        snprintf(r->origin, sizeof r->origin, "%s", aml_col_text(st, 4));
-        snprintf(r->opened, sizeof r->opened, "%s", aml_col_text(st, 5));
-        r->has_detected = sqlite3_column_type(st, 6) != SQLITE_NULL;
-        snprintf(r->detected, sizeof r->detected, "%s", aml_col_text(st, 6));
-        r->from = sqlite3_column_int64(st, 7);
-        r->to = sqlite3_column_int64(st, 8);
-        r->has_risk = sqlite3_column_type(st, 9) != SQLITE_NULL;
-        snprintf(r->risk, sizeof r->risk, "%s", aml_col_text(st, 9));
-        r->has_score = sqlite3_column_type(st, 10) != SQLITE_NULL;
-        r->score = sqlite3_column_int64(st, 10);
-    }
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        free(rows);
-        return aml_errf(err, "%s", sqlite3_errmsg(s->db));
+        return -1;
     }
     int more = n > limit;
     if (more)
@@ -729,64 +839,11 @@ int aml_cases_list(aml_store *s, mcp_jw *w, const aml_case_filter *f, int *count
     next_cursor[0] = '\0';
     if (more)
         aml_cursor_encode(rows[n - 1].id, next_cursor, ncur);
-
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "cases");
     mcp_jw_array_begin(w);
-    for (int i = 0; i < n; i++) {
-        row *r = &rows[i];
-        char t[21];
-        mcp_jw_object_begin(w);
-        mcp_jw_key(w, "caseId");
-        mcp_jw_string(w, r->id);
-        mcp_jw_key(w, "title");
-        mcp_jw_string(w, r->title);
-        mcp_jw_key(w, "status");
-        mcp_jw_string(w, r->status);
-        mcp_jw_key(w, "priority");
-        r->has_priority ? mcp_jw_string(w, r->priority) : mcp_jw_null(w);
-        mcp_jw_key(w, "origin");
-        r->has_origin ? mcp_jw_string(w, r->origin) : mcp_jw_null(w);
-        mcp_jw_key(w, "openedAt");
-        mcp_jw_string(w, r->opened);
-        mcp_jw_key(w, "detectionDate");
-        r->has_detected ? mcp_jw_string(w, r->detected) : mcp_jw_null(w);
-        mcp_jw_key(w, "window");
-        mcp_jw_object_begin(w);
-        aml_fmt_time(r->from, t);
-        mcp_jw_key(w, "from");
-        mcp_jw_string(w, t);
-        aml_fmt_time(r->to, t);
-        mcp_jw_key(w, "to");
-        mcp_jw_string(w, t);
-        mcp_jw_object_end(w);
-        mcp_jw_key(w, "riskLevel");
-        r->has_risk ? mcp_jw_string(w, r->risk) : mcp_jw_null(w);
-        mcp_jw_key(w, "caseScore");
-        r->has_score ? mcp_jw_int(w, r->score) : mcp_jw_null(w);
-        mcp_jw_key(w, "focusAccounts");
-        mcp_jw_array_begin(w);
-        st = aml_stmt(s, "SELECT a.account_id FROM case_accounts ca JOIN accounts a ON a.acct_no = ca.acct_no "
-                         "WHERE ca.case_id = ? ORDER BY a.account_id");
-        if (st) {
-            aml_bind_text(st, 1, r->id);
-            while (sqlite3_step(st) == SQLITE_ROW)
-                mcp_jw_string(w, aml_col_text(st, 0));
-            sqlite3_reset(st);
-        }
-        mcp_jw_array_end(w);
-        mcp_jw_key(w, "matchedTypologies");
-        mcp_jw_array_begin(w);
-        st = aml_stmt(s, "SELECT typology_id FROM case_typologies WHERE case_id = ? ORDER BY typology_id");
-        if (st) {
-            aml_bind_text(st, 1, r->id);
-            while (sqlite3_step(st) == SQLITE_ROW)
-                mcp_jw_string(w, aml_col_text(st, 0));
-            sqlite3_reset(st);
-        }
-        mcp_jw_array_end(w);
-        mcp_jw_object_end(w);
-    }
+    for (int i = 0; i < n; i++)
+        case_row_write(s, w, &rows[i]);
     mcp_jw_array_end(w);
     mcp_jw_key(w, "total");
     mcp_jw_int(w, total);

@@ -63,6 +63,20 @@ int aml_assessment_store(aml_store *s, const aml_case *c, const aml_assessment *
                          const char *requested_json, const char *actor, const char *result_json, aml_err *err);
 
 /**
+ * Writes the assessCase result of a full assessment and stores it (kind "case", every typology
+ * requested), as assessCase, draftSar and the scan do.
+ */
+int aml_assessment_record(aml_store *s, const aml_case *c, const aml_assessment *a, const aml_recommendation *r,
+                          const char *actor, aml_err *err);
+
+/**
+ * Loads a case, assesses it with every typology and the parameters p, and records the assessment:
+ * what the scan does to a case it opens or updates, and the demo store to every case.
+ * @return 0, or -1 (err says why; an unknown case is an error too).
+ */
+int aml_case_reassess(aml_store *s, const char *case_id, const aml_params *p, const char *actor, aml_err *err);
+
+/**
  * Writes the case as JSON (the aml://cases/{caseId} resource): its fields,
  * focus accounts, subjects, latest risk level and matched typologies, and
  * the lists of its assessments and SAR drafts.

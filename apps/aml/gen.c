@@ -2132,3 +2132,64 @@ int aml_gen_amlworld(const char *trans_path, const aml_gen_opts *o, aml_gen_stat
     gen_free(&g);
     return bad ? aml_errf(err, "write error on %s", trans_path) : 0;
 }
+
+/* ---- the demo store ----------------------------------------------------------------------- */
+
+/* The ids of every case, in order. */
+static char (*case_ids(aml_store *s, size_t *np))[AML_CASE_ID_MAX + 1]
+{
+    sqlite3_stmt *q = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
+    char (*ids)[AML_CASE_ID_MAX + 1] = NULL;
+    size_t n = 0, cap = 0;
+    while (q && sqlite3_step(q) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            void *ni = realloc(ids, cap * sizeof *ids);
+            if (!ni)
+                break;
+            ids = ni;
+        }
+        snprintf(ids[n++], sizeof ids[0], "%s", aml_col_text(q, 0));
+    }
+    if (q)
+        sqlite3_reset(q);
+    *np = n;
+    return ids;
+}
+
+int aml_demo_store(aml_store **out, aml_err *err)
+{
+    aml_store *s;
+    if (aml_store_open(&s, NULL, AML_OPEN_CREATE, err))
+        return -1;
+    aml_gen_opts o;
+    aml_gen_defaults(&o);
+    o.seed = 20260728;
+    o.customers = 60;
+    o.days = 120;
+    o.instances = 1;
+    o.lookalikes = 1;
+    if (aml_gen_store(s, &o, NULL, err)) {
+        aml_store_close(s);
+        return -1;
+    }
+    /* Assess every case once so that listCases shows risk levels out of the box. */
+    size_t n;
+    char (*ids)[AML_CASE_ID_MAX + 1] = case_ids(s, &n);
+    aml_params p;
+    aml_params_default(&p);
+    int rc = aml_begin(s, err);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = aml_case_reassess(s, ids[i], &p, "demo", err);
+    free(ids);
+    if (!rc)
+        rc = aml_commit(s, err);
+    else
+        aml_rollback(s);
+    if (rc) {
+        aml_store_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}

@@ -14,6 +14,7 @@
 #ifndef AML_GEN_H
 #define AML_GEN_H
 
+#include "cases.h"
 #include "ingest.h"
 
 typedef struct aml_gen_opts {
@@ -50,5 +51,12 @@ int aml_gen_amlworld(const char *trans_path, const aml_gen_opts *o, aml_gen_stat
 
 /** Overlap typologies an injected instance of `typ` may also match by construction (bit mask). */
 unsigned aml_gen_overlap(int typ);
+
+/**
+ * The demo store the server answers from without --db: an in-memory store
+ * with the generator's bank for seed 20260728 (60 customers, one instance
+ * and one look-alike per typology), every case assessed once.
+ */
+int aml_demo_store(aml_store **out, aml_err *err);
 
 #endif /* AML_GEN_H */

@@ -15,6 +15,7 @@
  * diagnostic goes to stderr. Exit status: 0 ok, 1 failure, 2 usage or
  * an unusable database.
  */
+#include "eval.h"
 #include "gen.h"
 #include "scan.h"
 #include "tools.h"
@@ -359,27 +360,7 @@ static int cmd_eval(int argc, char **argv)
     if (rc)
         return rc;
     aml_err err = {{0}};
-    sqlite3_stmt *q = aml_stmt(s, "SELECT (SELECT count(*) FROM gt_instances), "
-                                  "(SELECT count(*) FROM transactions WHERE gt_attempt_id IS NOT NULL)");
-    int64_t ninst = 0, nlab = 0;
-    if (q && sqlite3_step(q) == SQLITE_ROW) {
-        ninst = sqlite3_column_int64(q, 0);
-        nlab = sqlite3_column_int64(q, 1);
-    }
-    if (q)
-        sqlite3_reset(q);
-    if (ninst) {
-        aml_quality qq[AML_NTYP];
-        printf("Detection quality over generated cases (ground truth: gt_instances)\n");
-        rc = aml_eval_cases(s, stdout, qq, &err);
-    } else if (nlab) {
-        aml_pattern_quality pq[AML_NPATTERNS];
-        printf("Pattern recall and precision over labelled attempts (cases from scan)\n");
-        rc = aml_eval_patterns(s, stdout, pq, &err);
-    } else {
-        fprintf(stderr, "mcp-server-aml: the store has no ground truth to evaluate against\n");
-        rc = 1;
-    }
+    rc = aml_eval(s, stdout, &err);
     if (rc < 0)
         fprintf(stderr, "mcp-server-aml: eval failed: %s\n", err.msg);
     aml_store_close(s);

@@ -10,7 +10,6 @@
  * nothing is a normal result that says so.
  */
 #include "tools.h"
-#include "gen.h"
 #include "sar.h"
 
 #include <stdlib.h>
@@ -418,15 +417,8 @@ static mcp_status draft_sar(mcp_call *call, const mcp_json *args, void *ud)
     aml_recommend(c.app->store, &cs, &a, &r);
     aml_err err = {{0}};
     /* The SAR cites a stored assessment. */
-    mcp_buf ab;
-    mcp_jw aw;
-    mcp_buf_init(&ab, 0);
-    mcp_jw_init(&aw, &ab);
-    aml_assessment_write(c.app->store, &aw, &cs, &a, "case", &r);
-    int bad = mcp_jw_finish(&aw) != MCP_OK ||
-              aml_assessment_store(c.app->store, &cs, &a, "case", "[\"*\"]", c.app->actor, ab.data, &err);
-    mcp_buf_cleanup(&ab);
-    if (bad || aml_sar_build(c.app->store, &cs, &a, &r, c.app->actor, &c.w, &c.text, &err)) {
+    if (aml_assessment_record(c.app->store, &cs, &a, &r, c.app->actor, &err) ||
+        aml_sar_build(c.app->store, &cs, &a, &r, c.app->actor, &c.w, &c.text, &err)) {
         char msg[600];
         snprintf(msg, sizeof msg, "The SAR draft could not be built: %s", err.msg[0] ? err.msg : "internal error");
         tool_error(&c, msg);
@@ -856,81 +848,7 @@ done:
     return st;
 }
 
-/* ---- demo store and serving ----------------------------------------------------------------------------------- */
-
-int aml_demo_store(aml_store **out, aml_err *err)
-{
-    aml_store *s;
-    if (aml_store_open(&s, NULL, AML_OPEN_CREATE, err))
-        return -1;
-    aml_gen_opts o;
-    aml_gen_defaults(&o);
-    o.seed = 20260728;
-    o.customers = 60;
-    o.days = 120;
-    o.instances = 1;
-    o.lookalikes = 1;
-    if (aml_gen_store(s, &o, NULL, err)) {
-        aml_store_close(s);
-        return -1;
-    }
-    /* Assess every case once so that listCases shows risk levels out of the box. */
-    sqlite3_stmt *q = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
-    char (*ids)[AML_CASE_ID_MAX + 1] = NULL;
-    size_t n = 0, cap = 0;
-    while (q && sqlite3_step(q) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            void *ni = realloc(ids, cap * sizeof *ids);
-            if (!ni)
-                break;
-            ids = ni;
-        }
-        snprintf(ids[n++], sizeof ids[0], "%s", aml_col_text(q, 0));
-    }
-    if (q)
-        sqlite3_reset(q);
-    aml_params p;
-    aml_params_default(&p);
-    int rc = aml_begin(s, err);
-    for (size_t i = 0; i < n && !rc; i++) {
-        aml_case c;
-        if (aml_case_load(s, ids[i], &c, err)) {
-            rc = -1;
-            break;
-        }
-        aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
-        aml_assessment a;
-        if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, err)) {
-            aml_case_free(&c);
-            rc = -1;
-            break;
-        }
-        aml_recommendation r;
-        aml_recommend(s, &c, &a, &r);
-        mcp_buf b;
-        mcp_jw w;
-        mcp_buf_init(&b, 0);
-        mcp_jw_init(&w, &b);
-        aml_assessment_write(s, &w, &c, &a, "case", &r);
-        if (mcp_jw_finish(&w) != MCP_OK || aml_assessment_store(s, &c, &a, "case", "[\"*\"]", "demo", b.data, err))
-            rc = -1;
-        mcp_buf_cleanup(&b);
-        aml_assessment_free(&a);
-        aml_case_free(&c);
-    }
-    free(ids);
-    if (!rc)
-        rc = aml_commit(s, err);
-    else
-        aml_rollback(s);
-    if (rc) {
-        aml_store_close(s);
-        return -1;
-    }
-    *out = s;
-    return 0;
-}
+/* ---- serving ---------------------------------------------------------------------------------------------- */
 
 static const char instructions[] =
     "Anti-money-laundering case work. Typical flow: listCases to find open cases; assessCase on one to get its "

@@ -44,7 +44,4 @@ typedef struct aml_serve_opts {
  */
 int aml_serve(aml_app *app, const aml_serve_opts *o);
 
-/** Builds the demo store: the generator with a fixed seed, every case assessed. */
-int aml_demo_store(aml_store **out, aml_err *err);
-
 #endif /* AML_TOOLS_H */

@@ -10,6 +10,7 @@
  *   - a token with aml.sar drafts the SAR;
  *   - the audit log records each call under the token's subject.
  */
+#include "gen.h"
 #include "test_as.h"
 #include "tools.h"
 

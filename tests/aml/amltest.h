@@ -7,6 +7,7 @@
 #define AML_TEST_H
 
 #include "cases.h"
+#include "eval.h"
 #include "gen.h"
 #include "ingest.h"
 #include "scan.h"
