@@ -777,164 +777,186 @@ static size_t split_list(const char *s, char *copy, size_t ncopy, const char **o
     return n;
 }
 
+/* ---- the native format: one function per record type (f: the fields after the type) ---- */
+
+static int native_customer(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    aml_customer_rec c;
+    memset(&c, 0, sizeof c);
+    c.customer_id = f[0];
+    c.customer_type = f[1];
+    c.full_name = f[2];
+    c.first_name = f[3];
+    c.last_name = f[4];
+    c.date_of_birth = f[5];
+    c.country = f[6];
+    c.occupation = f[7];
+    c.naics_code = f[8];
+    c.region = f[9];
+    c.city = f[10];
+    c.risk_rating = f[11];
+    c.pep = f[12] && strcmp(f[12], "1") == 0;
+    c.onboarded_at = f[13];
+    c.cash_intensive = f[14] && strcmp(f[14], "1") == 0;
+    if (opt_int(f[15], &c.expected_monthly_cash) || opt_int(f[16], &c.expected_monthly_volume) ||
+        opt_int(f[17], &c.declared_annual_income))
+        return aml_errf(err, "customer: an amount is not an integer");
+    return aml_ingest_customer(in, &c, err);
+}
+
+static int native_account(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    aml_account_rec a;
+    memset(&a, 0, sizeof a);
+    a.account_id = f[0];
+    a.is_internal = !f[1] || strcmp(f[1], "0") != 0;
+    a.bank_id = f[2];
+    a.institution_name = f[3];
+    a.account_type = f[4];
+    a.currency = f[5];
+    a.status = f[6];
+    a.opened_at = f[7];
+    if (opt_int(f[8], &a.opening_deposit))
+        return aml_errf(err, "account: opening_deposit_minor is not an integer");
+    a.home_branch_id = f[9];
+    a.home_region = f[10];
+    a.country = f[11];
+    a.holder_name = f[12];
+    if (a.account_id && smap_find(&in->accts, a.account_id, strlen(a.account_id)))
+        return aml_errf(err, "account '%.80s' already exists", a.account_id);
+    return aml_ingest_account(in, &a, NULL, err);
+}
+
+static int native_party(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    return aml_ingest_party(in, f[0], f[1], f[2], err);
+}
+
+static int native_txn(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    aml_txn_rec t;
+    memset(&t, 0, sizeof t);
+    t.txn_ref = f[0];
+    if (parse_ts(f[1], &t.booked_at, NULL))
+        return aml_errf(err, "txn: booked_at is not a timestamp");
+    t.precision = !f[2] || strcmp(f[2], "second") == 0 ? AML_PREC_SECOND
+                  : strcmp(f[2], "minute") == 0       ? AML_PREC_MINUTE
+                  : strcmp(f[2], "day") == 0          ? AML_PREC_DAY
+                                                      : -1;
+    if (t.precision < 0)
+        return aml_errf(err, "txn: time_precision must be second, minute or day");
+    t.from_account = f[3];
+    t.to_account = f[4];
+    if (req_int(f[5], &t.amount_minor))
+        return aml_errf(err, "txn: amount_minor is not an integer");
+    t.currency = f[6];
+    t.channel = f[7];
+    t.txn_type = f[8];
+    t.conductor_id = f[9];
+    t.location_id = f[10];
+    t.location_region = f[11];
+    t.location_country = f[12];
+    t.counterparty_name = f[13];
+    t.memo = f[14];
+    if (opt_int(f[15], &t.gt_is_laundering))
+        return aml_errf(err, "txn: gt_is_laundering is not an integer");
+    t.gt_label = f[16];
+    t.gt_attempt_id = f[17];
+    return aml_ingest_txn(in, &t, NULL, err);
+}
+
+static int native_trade(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    aml_trade_rec t;
+    memset(&t, 0, sizeof t);
+    t.doc_id = f[0];
+    t.txn_ref = f[1];
+    t.buyer_name = f[2];
+    t.seller_name = f[3];
+    if (req_int(f[4], &t.invoice_amount_minor))
+        return aml_errf(err, "trade: invoice_amount_minor is not an integer");
+    t.currency = f[5];
+    t.goods_description = f[6];
+    t.hs_code = f[7];
+    t.origin_country = f[8];
+    t.destination_country = f[9];
+    return aml_ingest_trade(in, &t, err);
+}
+
+static int native_case(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    aml_case_rec c;
+    memset(&c, 0, sizeof c);
+    c.case_id = f[0];
+    c.title = f[1];
+    c.status = f[2];
+    c.priority = f[3];
+    c.origin = f[4];
+    c.opened_at = f[5];
+    c.detection_date = f[6];
+    if (parse_ts(f[7], &c.window_from, NULL) || parse_ts(f[8], &c.window_to, NULL))
+        return aml_errf(err, "case: window_from/window_to are not timestamps");
+    if (!c.opened_at)
+        return aml_errf(err, "case: opened_at is required");
+    char copy[4096];
+    const char *accts[64];
+    c.naccounts = split_list(f[9], copy, sizeof copy, accts);
+    c.accounts = accts;
+    return aml_ingest_case(in, &c, err);
+}
+
+static int native_truth(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    aml_truth_rec t;
+    memset(&t, 0, sizeof t);
+    t.instance_id = f[0];
+    t.typology_id = f[1];
+    t.kind = f[2];
+    t.variant = f[3];
+    t.case_id = f[4];
+    t.overlap = f[5];
+    char copy[4096];
+    const char *accts[64];
+    t.naccounts = split_list(f[6], copy, sizeof copy, accts);
+    t.accounts = accts;
+    return aml_ingest_truth(in, &t, err);
+}
+
+static int native_fx(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    int64_t num, den;
+    if (req_int(f[2], &num) || req_int(f[3], &den))
+        return aml_errf(err, "fx: usd_num/usd_den are not integers");
+    return aml_ingest_fx(in, f[0], f[1], num, den, f[4], err);
+}
+
+static int native_jurisdiction(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    return aml_ingest_jurisdiction(in, f[0], f[1], f[2], f[3], f[4], err);
+}
+
+/* The record types of the native format (aml_native_headers) and the fields each needs. */
+static const struct {
+    const char *type;
+    size_t nfields;
+    int (*fn)(aml_ingest *in, const char *const *f, aml_err *err);
+} native_types[] = {
+    {"customer", 18, native_customer}, {"account", 13, native_account}, {"party", 3, native_party},
+    {"txn", 18, native_txn},           {"trade", 10, native_trade},     {"case", 10, native_case},
+    {"truth", 7, native_truth},        {"fx", 5, native_fx},            {"jurisdiction", 5, native_jurisdiction},
+};
+
 static int native_row(aml_ingest *in, const rowstr *r, aml_err *err)
 {
     const char *type = r->f[0];
-    const char *const *f = r->f + 1;
     size_t nf = r->n ? r->n - 1 : 0;
-#define NEED(k)                                                                             \
-    do {                                                                                    \
-        if (nf < (k))                                                                       \
-            return aml_errf(err, "%s record needs %d fields, has %zu", type, (int)(k), nf); \
-    } while (0)
-    if (strcmp(type, "customer") == 0) {
-        NEED(18);
-        aml_customer_rec c;
-        memset(&c, 0, sizeof c);
-        c.customer_id = f[0];
-        c.customer_type = f[1];
-        c.full_name = f[2];
-        c.first_name = f[3];
-        c.last_name = f[4];
-        c.date_of_birth = f[5];
-        c.country = f[6];
-        c.occupation = f[7];
-        c.naics_code = f[8];
-        c.region = f[9];
-        c.city = f[10];
-        c.risk_rating = f[11];
-        c.pep = f[12] && strcmp(f[12], "1") == 0;
-        c.onboarded_at = f[13];
-        c.cash_intensive = f[14] && strcmp(f[14], "1") == 0;
-        if (opt_int(f[15], &c.expected_monthly_cash) || opt_int(f[16], &c.expected_monthly_volume) ||
-            opt_int(f[17], &c.declared_annual_income))
-            return aml_errf(err, "customer: an amount is not an integer");
-        return aml_ingest_customer(in, &c, err);
+    for (size_t i = 0; i < sizeof native_types / sizeof native_types[0]; i++) {
+        if (strcmp(type, native_types[i].type) != 0)
+            continue;
+        if (nf < native_types[i].nfields)
+            return aml_errf(err, "%s record needs %d fields, has %zu", type, (int)native_types[i].nfields, nf);
+        return native_types[i].fn(in, r->f + 1, err);
     }
-    if (strcmp(type, "account") == 0) {
-        NEED(13);
-        aml_account_rec a;
-        memset(&a, 0, sizeof a);
-        a.account_id = f[0];
-        a.is_internal = !f[1] || strcmp(f[1], "0") != 0;
-        a.bank_id = f[2];
-        a.institution_name = f[3];
-        a.account_type = f[4];
-        a.currency = f[5];
-        a.status = f[6];
-        a.opened_at = f[7];
-        if (opt_int(f[8], &a.opening_deposit))
-            return aml_errf(err, "account: opening_deposit_minor is not an integer");
-        a.home_branch_id = f[9];
-        a.home_region = f[10];
-        a.country = f[11];
-        a.holder_name = f[12];
-        if (a.account_id && smap_find(&in->accts, a.account_id, strlen(a.account_id)))
-            return aml_errf(err, "account '%.80s' already exists", a.account_id);
-        return aml_ingest_account(in, &a, NULL, err);
-    }
-    if (strcmp(type, "party") == 0) {
-        NEED(3);
-        return aml_ingest_party(in, f[0], f[1], f[2], err);
-    }
-    if (strcmp(type, "txn") == 0) {
-        NEED(18);
-        aml_txn_rec t;
-        memset(&t, 0, sizeof t);
-        t.txn_ref = f[0];
-        if (parse_ts(f[1], &t.booked_at, NULL))
-            return aml_errf(err, "txn: booked_at is not a timestamp");
-        t.precision = !f[2] || strcmp(f[2], "second") == 0 ? AML_PREC_SECOND
-                      : strcmp(f[2], "minute") == 0       ? AML_PREC_MINUTE
-                      : strcmp(f[2], "day") == 0          ? AML_PREC_DAY
-                                                          : -1;
-        if (t.precision < 0)
-            return aml_errf(err, "txn: time_precision must be second, minute or day");
-        t.from_account = f[3];
-        t.to_account = f[4];
-        if (req_int(f[5], &t.amount_minor))
-            return aml_errf(err, "txn: amount_minor is not an integer");
-        t.currency = f[6];
-        t.channel = f[7];
-        t.txn_type = f[8];
-        t.conductor_id = f[9];
-        t.location_id = f[10];
-        t.location_region = f[11];
-        t.location_country = f[12];
-        t.counterparty_name = f[13];
-        t.memo = f[14];
-        if (opt_int(f[15], &t.gt_is_laundering))
-            return aml_errf(err, "txn: gt_is_laundering is not an integer");
-        t.gt_label = f[16];
-        t.gt_attempt_id = f[17];
-        return aml_ingest_txn(in, &t, NULL, err);
-    }
-    if (strcmp(type, "trade") == 0) {
-        NEED(10);
-        aml_trade_rec t;
-        memset(&t, 0, sizeof t);
-        t.doc_id = f[0];
-        t.txn_ref = f[1];
-        t.buyer_name = f[2];
-        t.seller_name = f[3];
-        if (req_int(f[4], &t.invoice_amount_minor))
-            return aml_errf(err, "trade: invoice_amount_minor is not an integer");
-        t.currency = f[5];
-        t.goods_description = f[6];
-        t.hs_code = f[7];
-        t.origin_country = f[8];
-        t.destination_country = f[9];
-        return aml_ingest_trade(in, &t, err);
-    }
-    if (strcmp(type, "case") == 0) {
-        NEED(10);
-        aml_case_rec c;
-        memset(&c, 0, sizeof c);
-        c.case_id = f[0];
-        c.title = f[1];
-        c.status = f[2];
-        c.priority = f[3];
-        c.origin = f[4];
-        c.opened_at = f[5];
-        c.detection_date = f[6];
-        if (parse_ts(f[7], &c.window_from, NULL) || parse_ts(f[8], &c.window_to, NULL))
-            return aml_errf(err, "case: window_from/window_to are not timestamps");
-        if (!c.opened_at)
-            return aml_errf(err, "case: opened_at is required");
-        char copy[4096];
-        const char *accts[64];
-        c.naccounts = split_list(f[9], copy, sizeof copy, accts);
-        c.accounts = accts;
-        return aml_ingest_case(in, &c, err);
-    }
-    if (strcmp(type, "truth") == 0) {
-        NEED(7);
-        aml_truth_rec t;
-        memset(&t, 0, sizeof t);
-        t.instance_id = f[0];
-        t.typology_id = f[1];
-        t.kind = f[2];
-        t.variant = f[3];
-        t.case_id = f[4];
-        t.overlap = f[5];
-        char copy[4096];
-        const char *accts[64];
-        t.naccounts = split_list(f[6], copy, sizeof copy, accts);
-        t.accounts = accts;
-        return aml_ingest_truth(in, &t, err);
-    }
-    if (strcmp(type, "fx") == 0) {
-        NEED(5);
-        int64_t num, den;
-        if (req_int(f[2], &num) || req_int(f[3], &den))
-            return aml_errf(err, "fx: usd_num/usd_den are not integers");
-        return aml_ingest_fx(in, f[0], f[1], num, den, f[4], err);
-    }
-    if (strcmp(type, "jurisdiction") == 0) {
-        NEED(5);
-        return aml_ingest_jurisdiction(in, f[0], f[1], f[2], f[3], f[4], err);
-    }
-#undef NEED
     return aml_errf(err, "unknown record type '%.32s'", type);
 }
 
@@ -970,6 +992,40 @@ static void tick(importer *im, const aml_csv *c)
         aml_progress_update(&im->prog, im->done_bytes + c->bytes_read);
 }
 
+/* A bad row whose message is in err (read before bad_row writes err). */
+static int bad_row_err(importer *im, const char *path, uint64_t line, aml_err *err)
+{
+    char m[sizeof err->msg];
+    snprintf(m, sizeof m, "%s", err->msg);
+    return bad_row(im, path, line, m, err);
+}
+
+/*
+ * The next record of c as strings in r: 1 with one, 0 at the end of the
+ * file, -1 to stop (a bad row that fails the import). A malformed record,
+ * or one without `nfields` fields when nfields > 0, is a bad row.
+ */
+static int next_row(importer *im, aml_csv *c, rowstr *r, size_t nfields, const char *path, aml_err *err)
+{
+    int k;
+    while ((k = aml_csv_next(c, err)) != 0) {
+        if (k > 0 && nfields && c->nfields != nfields) {
+            char m[48];
+            snprintf(m, sizeof m, "expected %zu fields", nfields);
+            if (bad_row(im, path, c->line, m, err))
+                return -1;
+            continue;
+        }
+        if (k < 0 || rowstr_load(r, c)) {
+            if (bad_row_err(im, path, c->line, err))
+                return -1;
+            continue;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 static int import_native(importer *im, FILE *f, const char *path, aml_err *err)
 {
     aml_csv c;
@@ -980,9 +1036,7 @@ static int import_native(importer *im, FILE *f, const char *path, aml_err *err)
     int rc = 0, k;
     while ((k = aml_csv_next(&c, err)) != 0) {
         if (k < 0) {
-            char m[sizeof err->msg];
-            snprintf(m, sizeof m, "%s", err->msg);
-            if ((rc = bad_row(im, path, c.line, m, err)))
+            if ((rc = bad_row_err(im, path, c.line, err)))
                 break;
             continue;
         }
@@ -1108,9 +1162,7 @@ static int import_amlworld_trans(importer *im, aml_csv *c, const char *path, aml
     int k;
     while ((k = aml_csv_next(c, err)) != 0) {
         if (k < 0) {
-            char m[sizeof err->msg];
-            snprintf(m, sizeof m, "%s", err->msg);
-            if (bad_row(im, path, c->line, m, err))
+            if (bad_row_err(im, path, c->line, err))
                 return -1;
             continue;
         }
@@ -1130,60 +1182,100 @@ static int import_amlworld_trans(importer *im, aml_csv *c, const char *path, aml
     return 0;
 }
 
+/* An AMLworld accounts row (Bank Name, Bank ID, Account Number, Entity ID, Entity Name): the account,
+ * and its entity as a customer (created once: an entity owns many accounts). */
+static int amlworld_account_row(importer *im, const aml_csv *c, const rowstr *r, aml_err *err)
+{
+    char id[160], cust[160];
+    aml_csv_field bank = c->fields[1], acct = c->fields[2];
+    amlworld_id(id, sizeof id, &bank, &acct);
+    snprintf(cust, sizeof cust, "AMLW-ENT:%s", r->f[3] ? r->f[3] : "");
+    aml_account_rec a;
+    memset(&a, 0, sizeof a);
+    a.account_id = id;
+    a.is_internal = 1;
+    a.bank_id = r->f[1];
+    a.institution_name = r->f[0];
+    a.holder_name = r->f[4];
+    aml_customer_rec cu;
+    memset(&cu, 0, sizeof cu);
+    cu.customer_id = cust;
+    cu.full_name = r->f[4] ? r->f[4] : cust;
+    cu.customer_type = r->f[4] && (strstr(r->f[4], "Corporation") || strstr(r->f[4], "Partnership") ||
+                                   strstr(r->f[4], "Sole Proprietorship"))
+                           ? "entity"
+                           : "individual";
+    cu.source_dataset = "amlworld";
+    int64_t no;
+    if (aml_ingest_account(im->in, &a, &no, err))
+        return -1;
+    sqlite3_stmt *st = aml_stmt(im->in->s, "SELECT 1 FROM customers WHERE customer_id = ?");
+    int exists = 0;
+    if (st) {
+        aml_bind_text(st, 1, cust);
+        exists = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_reset(st);
+    }
+    if (!exists && aml_ingest_customer(im->in, &cu, err))
+        return -1;
+    return aml_ingest_party(im->in, id, cust, "primary", err);
+}
+
 static int import_amlworld_accounts(importer *im, aml_csv *c, const char *path, aml_err *err)
 {
     rowstr r;
     memset(&r, 0, sizeof r);
     int k, rc = 0;
-    while ((k = aml_csv_next(c, err)) != 0) {
-        aml_err e2 = {{0}};
-        if (k < 0 || c->nfields != 5 || rowstr_load(&r, c)) {
-            if ((rc = bad_row(im, path, c->line, k < 0 ? err->msg : "expected 5 fields", err)))
-                break;
-            continue;
-        }
+    while ((k = next_row(im, c, &r, 5, path, err)) > 0) {
         im->in->st.rows++;
-        char id[160], cust[160];
-        aml_csv_field bank = c->fields[1], acct = c->fields[2];
-        amlworld_id(id, sizeof id, &bank, &acct);
-        snprintf(cust, sizeof cust, "AMLW-ENT:%s", r.f[3] ? r.f[3] : "");
-        aml_account_rec a;
-        memset(&a, 0, sizeof a);
-        a.account_id = id;
-        a.is_internal = 1;
-        a.bank_id = r.f[1];
-        a.institution_name = r.f[0];
-        a.holder_name = r.f[4];
-        aml_customer_rec cu;
-        memset(&cu, 0, sizeof cu);
-        cu.customer_id = cust;
-        cu.full_name = r.f[4] ? r.f[4] : cust;
-        cu.customer_type = r.f[4] && (strstr(r.f[4], "Corporation") || strstr(r.f[4], "Partnership") ||
-                                      strstr(r.f[4], "Sole Proprietorship"))
-                               ? "entity"
-                               : "individual";
-        cu.source_dataset = "amlworld";
-        int64_t no;
-        if (aml_ingest_account(im->in, &a, &no, &e2)) {
-            if ((rc = bad_row(im, path, c->line, e2.msg, err)))
-                break;
-            continue;
-        }
-        /* An entity owns many accounts: create the customer once. */
-        sqlite3_stmt *st = aml_stmt(im->in->s, "SELECT 1 FROM customers WHERE customer_id = ?");
-        int exists = 0;
-        if (st) {
-            aml_bind_text(st, 1, cust);
-            exists = sqlite3_step(st) == SQLITE_ROW;
-            sqlite3_reset(st);
-        }
-        if ((!exists && aml_ingest_customer(im->in, &cu, &e2)) || aml_ingest_party(im->in, id, cust, "primary", &e2)) {
-            if ((rc = bad_row(im, path, c->line, e2.msg, err)))
-                break;
-        }
+        aml_err e2 = {{0}};
+        if (amlworld_account_row(im, c, &r, &e2) && (rc = bad_row(im, path, c->line, e2.msg, err)))
+            break;
     }
     free(r.buf);
-    return rc;
+    return rc ? rc : k;
+}
+
+/* "BEGIN LAUNDERING ATTEMPT - FAN-OUT:  Max 16-degree Fan-Out": the label between the dash and the colon. */
+static void attempt_label(const char *p, size_t n, char *label, size_t cap)
+{
+    const char *dash = memchr(p, '-', n);
+    const char *s0 = dash ? dash + 1 : p + n;
+    while (s0 < p + n && *s0 == ' ')
+        s0++;
+    size_t l = (size_t)(p + n - s0);
+    const char *colon = memchr(s0, ':', l);
+    if (colon)
+        l = (size_t)(colon - s0);
+    while (l && s0[l - 1] == ' ')
+        l--;
+    snprintf(label, cap, "%.*s", (int)(l < cap - 1 ? l : cap - 1), s0);
+}
+
+/* Labels the first unlabelled imported transaction equal to t (accounts, time, amount) with the
+ * attempt. @return 1 labelled, 0 not found, -1 on a store error. */
+static int label_txn(importer *im, const aml_txn_rec *t, const char *label, const char *attempt, aml_err *err)
+{
+    int64_t *fa = smap_find(&im->in->accts, t->from_account, strlen(t->from_account));
+    int64_t *ta = smap_find(&im->in->accts, t->to_account, strlen(t->to_account));
+    sqlite3_stmt *st = aml_stmt(im->in->s,
+                                "UPDATE transactions SET gt_label = ?1, gt_attempt_id = ?2, gt_is_laundering = 1 "
+                                "WHERE txn_no = (SELECT txn_no FROM transactions WHERE from_acct = ?3 AND "
+                                "booked_at = ?4 AND to_acct = ?5 AND amount_minor = ?6 AND gt_attempt_id IS NULL "
+                                "ORDER BY txn_no LIMIT 1)");
+    if (!st)
+        return aml_errf(err, "%s", im->in->s->errmsg);
+    aml_bind_text(st, 1, label);
+    aml_bind_text(st, 2, attempt);
+    aml_bind_int(st, 3, fa ? *fa : -1);
+    aml_bind_int(st, 4, t->booked_at);
+    aml_bind_int(st, 5, ta ? *ta : -1);
+    aml_bind_int(st, 6, t->amount_minor);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return aml_errf(err, "%s", sqlite3_errmsg(im->in->s->db));
+    return sqlite3_changes(im->in->s->db) == 1;
 }
 
 /* Patterns.txt: label the matching imported transactions with the attempt. */
@@ -1199,7 +1291,7 @@ static int import_amlworld_patterns(importer *im, aml_csv *c, const char *path, 
     base = base ? base + 1 : path;
     while ((k = aml_csv_next(c, err)) != 0) {
         if (k < 0) {
-            if (bad_row(im, path, c->line, err->msg, err))
+            if (bad_row_err(im, path, c->line, err))
                 return -1;
             continue;
         }
@@ -1208,17 +1300,7 @@ static int import_amlworld_patterns(importer *im, aml_csv *c, const char *path, 
         const char *p = c->fields[0].p;
         size_t n = c->fields[0].n;
         if (n >= 24 && memcmp(p, "BEGIN LAUNDERING ATTEMPT", 24) == 0) {
-            const char *dash = memchr(p, '-', n);
-            const char *s0 = dash ? dash + 1 : p + n;
-            while (s0 < p + n && *s0 == ' ')
-                s0++;
-            size_t l = (size_t)(p + n - s0);
-            const char *colon = memchr(s0, ':', l);
-            if (colon)
-                l = (size_t)(colon - s0);
-            while (l && s0[l - 1] == ' ')
-                l--;
-            snprintf(label, sizeof label, "%.*s", (int)(l < 63 ? l : 63), s0);
+            attempt_label(p, n, label, sizeof label);
             snprintf(attempt, sizeof attempt, "%s#%llu", base, (unsigned long long)++n_attempt);
             continue;
         }
@@ -1228,37 +1310,19 @@ static int import_amlworld_patterns(importer *im, aml_csv *c, const char *path, 
         }
         aml_txn_rec t;
         aml_err e2 = {{0}};
-        if (!label[0]) {
-            if (bad_row(im, path, c->line, "transaction outside a BEGIN/END LAUNDERING ATTEMPT block", err))
-                return -1;
-            continue;
-        }
-        if (amlworld_txn(im, c, &t, from, to, cur, rcur, type, &e2)) {
-            if (bad_row(im, path, c->line, e2.msg, err))
-                return -1;
-            continue;
-        }
-        int64_t *fa = smap_find(&im->in->accts, from, strlen(from)), *ta = smap_find(&im->in->accts, to, strlen(to));
-        sqlite3_stmt *st = aml_stmt(im->in->s,
-                                    "UPDATE transactions SET gt_label = ?1, gt_attempt_id = ?2, gt_is_laundering = 1 "
-                                    "WHERE txn_no = (SELECT txn_no FROM transactions WHERE from_acct = ?3 AND "
-                                    "booked_at = ?4 AND to_acct = ?5 AND amount_minor = ?6 AND gt_attempt_id IS NULL "
-                                    "ORDER BY txn_no LIMIT 1)");
-        if (!st)
-            return aml_errf(err, "%s", im->in->s->errmsg);
-        aml_bind_text(st, 1, label);
-        aml_bind_text(st, 2, attempt);
-        aml_bind_int(st, 3, fa ? *fa : -1);
-        aml_bind_int(st, 4, t.booked_at);
-        aml_bind_int(st, 5, ta ? *ta : -1);
-        aml_bind_int(st, 6, t.amount_minor);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE)
-            return aml_errf(err, "%s", sqlite3_errmsg(im->in->s->db));
-        if (sqlite3_changes(im->in->s->db) == 1)
+        const char *why = NULL;
+        int found = 0;
+        if (!label[0])
+            why = "transaction outside a BEGIN/END LAUNDERING ATTEMPT block";
+        else if (amlworld_txn(im, c, &t, from, to, cur, rcur, type, &e2))
+            why = e2.msg;
+        else if ((found = label_txn(im, &t, label, attempt, err)) < 0)
+            return -1;
+        else if (found)
             im->in->st.labels++;
-        else if (bad_row(im, path, c->line, "pattern transaction not found among the imported transactions", err))
+        else
+            why = "pattern transaction not found among the imported transactions";
+        if (why && bad_row(im, path, c->line, why, err))
             return -1;
     }
     return 0;
@@ -1285,78 +1349,81 @@ static void amlsim_id(char *out, size_t n, const char *raw)
     snprintf(out, n, "AMLSIM:%s", raw ? raw : "");
 }
 
+/* Column indexes of an AMLSim accounts file (-1: absent). */
+typedef struct sim_acct_cols {
+    int id, first, last, name, open, dep, bank, state, country, branch, birth, city, type;
+} sim_acct_cols;
+
+/* A date field as YYYY-MM-DD into out ("" when absent or not a date); returns out or NULL. */
+static const char *sim_date(const char *v, char *out)
+{
+    int64_t t;
+    out[0] = '\0';
+    if (v && aml_parse_time(v, strlen(v), &t, NULL) == 0)
+        aml_fmt_date(t, out);
+    return out[0] ? out : NULL;
+}
+
+/* An AMLSim account row: the account, its holder as a customer, and the link between them. */
+static int amlsim_account_row(importer *im, const rowstr *r, const sim_acct_cols *ci, aml_err *err)
+{
+    char id[128], cust[128], name[256], opened[16], dob[16];
+    amlsim_id(id, sizeof id, fld(r, ci->id));
+    snprintf(cust, sizeof cust, "AMLSIM-C:%s", fld(r, ci->id));
+    const char *fn = fld(r, ci->first), *ln = fld(r, ci->last);
+    if (fn || ln)
+        snprintf(name, sizeof name, "%s%s%s", fn ? fn : "", fn && ln ? " " : "", ln ? ln : "");
+    else
+        snprintf(name, sizeof name, "%s", fld(r, ci->name) ? fld(r, ci->name) : cust);
+    aml_account_rec a;
+    memset(&a, 0, sizeof a);
+    a.account_id = id;
+    a.is_internal = 1;
+    a.bank_id = fld(r, ci->bank);
+    a.opened_at = sim_date(fld(r, ci->open), opened);
+    a.home_region = fld(r, ci->state);
+    a.country = fld(r, ci->country);
+    a.home_branch_id = fld(r, ci->branch);
+    a.account_type = fld(r, ci->type);
+    const char *dep = fld(r, ci->dep);
+    if (dep && aml_parse_amount(dep, strlen(dep), 2, &a.opening_deposit.v) == 0)
+        a.opening_deposit.has = 1;
+    aml_customer_rec cu;
+    memset(&cu, 0, sizeof cu);
+    cu.customer_id = cust;
+    cu.full_name = name;
+    cu.first_name = fn;
+    cu.last_name = ln;
+    cu.region = fld(r, ci->state);
+    cu.city = fld(r, ci->city);
+    cu.country = fld(r, ci->country);
+    cu.date_of_birth = sim_date(fld(r, ci->birth), dob);
+    cu.source_dataset = "amlsim";
+    if (aml_ingest_account(im->in, &a, NULL, err) || aml_ingest_customer(im->in, &cu, err))
+        return -1;
+    return aml_ingest_party(im->in, id, cust, "primary", err);
+}
+
 static int import_amlsim_accounts(importer *im, aml_csv *c, const char *path, aml_err *err)
 {
-    int ci_id = col(c, "acct_id"), ci_first = col(c, "first_name"), ci_last = col(c, "last_name"),
-        ci_name = col(c, "dsply_nm"), ci_open = col(c, "open_dt"), ci_dep = col(c, "initial_deposit"),
-        ci_bank = col(c, "bank_id"), ci_state = col(c, "state"), ci_country = col(c, "country"),
-        ci_branch = col(c, "branch_id"), ci_birth = col(c, "birth_date"), ci_city = col(c, "city"),
-        ci_type = col(c, "type");
-    if (ci_id < 0)
+    sim_acct_cols ci = {col(c, "acct_id"), col(c, "first_name"), col(c, "last_name"), col(c, "dsply_nm"),
+                        col(c, "open_dt"), col(c, "initial_deposit"), col(c, "bank_id"), col(c, "state"),
+                        col(c, "country"), col(c, "branch_id"), col(c, "birth_date"), col(c, "city"), col(c, "type")};
+    if (ci.id < 0)
         return aml_errf(err, "%s: no acct_id column", path);
     rowstr r;
     memset(&r, 0, sizeof r);
     int k, rc = 0;
-    while ((k = aml_csv_next(c, err)) != 0) {
-        aml_err e2 = {{0}};
-        if (k < 0 || rowstr_load(&r, c)) {
-            if ((rc = bad_row(im, path, c->line, err->msg, err)))
-                break;
-            continue;
-        }
-        if (!fld(&r, ci_id))
+    while ((k = next_row(im, c, &r, 0, path, err)) > 0) {
+        if (!fld(&r, ci.id))
             continue;
         im->in->st.rows++;
-        char id[128], cust[128], name[256], opened[16] = "", dep_s[32];
-        amlsim_id(id, sizeof id, fld(&r, ci_id));
-        snprintf(cust, sizeof cust, "AMLSIM-C:%s", fld(&r, ci_id));
-        const char *fn = fld(&r, ci_first), *ln = fld(&r, ci_last);
-        if (fn || ln)
-            snprintf(name, sizeof name, "%s%s%s", fn ? fn : "", fn && ln ? " " : "", ln ? ln : "");
-        else
-            snprintf(name, sizeof name, "%s", fld(&r, ci_name) ? fld(&r, ci_name) : cust);
-        int64_t t;
-        const char *od = fld(&r, ci_open);
-        if (od && aml_parse_time(od, strlen(od), &t, NULL) == 0)
-            aml_fmt_date(t, opened);
-        aml_account_rec a;
-        memset(&a, 0, sizeof a);
-        a.account_id = id;
-        a.is_internal = 1;
-        a.bank_id = fld(&r, ci_bank);
-        a.opened_at = opened[0] ? opened : NULL;
-        a.home_region = fld(&r, ci_state);
-        a.country = fld(&r, ci_country);
-        a.home_branch_id = fld(&r, ci_branch);
-        a.account_type = fld(&r, ci_type);
-        const char *dep = fld(&r, ci_dep);
-        if (dep && aml_parse_amount(dep, strlen(dep), 2, &a.opening_deposit.v) == 0)
-            a.opening_deposit.has = 1;
-        (void)dep_s;
-        aml_customer_rec cu;
-        memset(&cu, 0, sizeof cu);
-        cu.customer_id = cust;
-        cu.full_name = name;
-        cu.first_name = fn;
-        cu.last_name = ln;
-        cu.region = fld(&r, ci_state);
-        cu.city = fld(&r, ci_city);
-        cu.country = fld(&r, ci_country);
-        char dob[16] = "";
-        const char *bd = fld(&r, ci_birth);
-        if (bd && aml_parse_time(bd, strlen(bd), &t, NULL) == 0) {
-            aml_fmt_date(t, dob);
-            cu.date_of_birth = dob;
-        }
-        cu.source_dataset = "amlsim";
-        if (aml_ingest_account(im->in, &a, NULL, &e2) || aml_ingest_customer(im->in, &cu, &e2) ||
-            aml_ingest_party(im->in, id, cust, "primary", &e2)) {
-            if ((rc = bad_row(im, path, c->line, e2.msg, err)))
-                break;
-        }
+        aml_err e2 = {{0}};
+        if (amlsim_account_row(im, &r, &ci, &e2) && (rc = bad_row(im, path, c->line, e2.msg, err)))
+            break;
     }
     free(r.buf);
-    return rc;
+    return rc ? rc : k;
 }
 
 static int import_amlsim_alerts(importer *im, aml_csv *c, const char *path, aml_err *err)
@@ -1386,83 +1453,95 @@ static int import_amlsim_alerts(importer *im, aml_csv *c, const char *path, aml_
         }
     }
     free(r.buf);
-    return k < 0 ? bad_row(im, path, c->line, err->msg, err) : 0;
+    return k < 0 ? bad_row_err(im, path, c->line, err) : 0;
+}
+
+/* Column indexes of an AMLSim transactions file (-1: absent). */
+typedef struct sim_txn_cols {
+    int id, orig, bene, type, amt, ts, sar, alert;
+} sim_txn_cols;
+
+/* Who pays whom: the account is the originator of a CASH-IN and the branch its beneficiary
+ * (CashInModel.java), and the other way round for a CASH-OUT. */
+static void amlsim_parties(aml_txn_rec *t, const char *type, const char *orig, const char *bene, char *from,
+                           char *to, char *loc)
+{
+    if (strcmp(type, "CASH-IN") == 0) {
+        t->channel = "cash";
+        amlsim_id(to, 128, orig);
+        snprintf(loc, 64, "%s", bene ? bene : "");
+    } else if (strcmp(type, "CASH-OUT") == 0) {
+        t->channel = "cash";
+        amlsim_id(from, 128, bene);
+        snprintf(loc, 64, "%s", orig ? orig : "");
+    } else {
+        t->channel = strcmp(type, "WIRE") == 0 ? "wire" : strcmp(type, "CHECK") == 0 ? "check"
+                                                        : strcmp(type, "DEPOSIT") == 0 ? "cash"
+                                                        : strcmp(type, "CREDIT") == 0  ? "other"
+                                                                                       : "wire";
+        amlsim_id(from, 128, orig);
+        amlsim_id(to, 128, bene);
+    }
+}
+
+/* An AMLSim transaction row; *bad says the row's amount or time could not be read. */
+static int amlsim_txn_row(importer *im, const rowstr *r, const sim_txn_cols *ci, int *bad, aml_err *err)
+{
+    char ref[96], from[128] = "", to[128] = "", loc[64] = "";
+    snprintf(ref, sizeof ref, "AMLSIM:%s", fld(r, ci->id));
+    const char *type = fld(r, ci->type) ? fld(r, ci->type) : "TRANSFER";
+    aml_txn_rec t;
+    memset(&t, 0, sizeof t);
+    t.txn_ref = ref;
+    t.txn_type = type;
+    t.precision = AML_PREC_DAY;
+    t.currency = "USD";
+    amlsim_parties(&t, type, fld(r, ci->orig), fld(r, ci->bene), from, to, loc);
+    t.from_account = from[0] ? from : NULL;
+    t.to_account = to[0] ? to : NULL;
+    t.location_id = loc[0] ? loc : NULL;
+    const char *amt = fld(r, ci->amt), *ts = fld(r, ci->ts);
+    if (!amt || aml_parse_amount(amt, strlen(amt), 2, &t.amount_minor) || !ts ||
+        aml_parse_time(ts, strlen(ts), &t.booked_at, NULL)) {
+        *bad = 1;
+        return -1;
+    }
+    t.booked_at = aml_day_start(t.booked_at);
+    const char *sar = fld(r, ci->sar), *alert = fld(r, ci->alert);
+    if (sar) {
+        t.gt_is_laundering.has = 1;
+        t.gt_is_laundering.v = strcasecmp(sar, "true") == 0 || strcmp(sar, "1") == 0;
+    }
+    if (alert && strcmp(alert, "-1") != 0) {
+        t.gt_attempt_id = alert;
+        int64_t *ti = smap_find(&im->alerts, alert, strlen(alert));
+        t.gt_label = ti ? im->alert_types[*ti] : NULL;
+    }
+    return aml_ingest_txn(im->in, &t, NULL, err);
 }
 
 static int import_amlsim_txns(importer *im, aml_csv *c, const char *path, aml_err *err)
 {
-    int ci_id = col(c, "tran_id"), ci_orig = col(c, "orig_acct"), ci_bene = col(c, "bene_acct"),
-        ci_type = col(c, "tx_type"), ci_amt = col(c, "base_amt"), ci_ts = col(c, "tran_timestamp"),
-        ci_sar = col(c, "is_sar"), ci_alert = col(c, "alert_id");
-    if (ci_id < 0 || ci_orig < 0 || ci_bene < 0 || ci_amt < 0 || ci_ts < 0)
+    sim_txn_cols ci = {col(c, "tran_id"), col(c, "orig_acct"),      col(c, "bene_acct"), col(c, "tx_type"),
+                       col(c, "base_amt"), col(c, "tran_timestamp"), col(c, "is_sar"),    col(c, "alert_id")};
+    if (ci.id < 0 || ci.orig < 0 || ci.bene < 0 || ci.amt < 0 || ci.ts < 0)
         return aml_errf(err, "%s: missing one of tran_id, orig_acct, bene_acct, base_amt, tran_timestamp", path);
     rowstr r;
     memset(&r, 0, sizeof r);
     int k, rc = 0;
-    while ((k = aml_csv_next(c, err)) != 0) {
-        aml_err e2 = {{0}};
-        if (k < 0 || rowstr_load(&r, c)) {
-            if ((rc = bad_row(im, path, c->line, err->msg, err)))
-                break;
-            continue;
-        }
-        if (!fld(&r, ci_id))
+    while ((k = next_row(im, c, &r, 0, path, err)) > 0) {
+        if (!fld(&r, ci.id))
             continue;
         im->in->st.rows++;
         tick(im, c);
-        char ref[96], from[128] = "", to[128] = "", loc[64] = "";
-        snprintf(ref, sizeof ref, "AMLSIM:%s", fld(&r, ci_id));
-        const char *type = fld(&r, ci_type) ? fld(&r, ci_type) : "TRANSFER";
-        const char *orig = fld(&r, ci_orig), *bene = fld(&r, ci_bene);
-        aml_txn_rec t;
-        memset(&t, 0, sizeof t);
-        t.txn_ref = ref;
-        t.txn_type = type;
-        t.precision = AML_PREC_DAY;
-        t.currency = "USD";
-        if (strcmp(type, "CASH-IN") == 0) {
-            /* The account is the originator and the branch the beneficiary (CashInModel.java). */
-            t.channel = "cash";
-            amlsim_id(to, sizeof to, orig);
-            snprintf(loc, sizeof loc, "%s", bene ? bene : "");
-        } else if (strcmp(type, "CASH-OUT") == 0) {
-            t.channel = "cash";
-            amlsim_id(from, sizeof from, bene);
-            snprintf(loc, sizeof loc, "%s", orig ? orig : "");
-        } else {
-            t.channel = strcmp(type, "WIRE") == 0 ? "wire" : strcmp(type, "CHECK") == 0 ? "check"
-                                                            : strcmp(type, "DEPOSIT") == 0 ? "cash"
-                                                            : strcmp(type, "CREDIT") == 0  ? "other"
-                                                                                           : "wire";
-            amlsim_id(from, sizeof from, orig);
-            amlsim_id(to, sizeof to, bene);
-        }
-        t.from_account = from[0] ? from : NULL;
-        t.to_account = to[0] ? to : NULL;
-        t.location_id = loc[0] ? loc : NULL;
-        const char *amt = fld(&r, ci_amt), *ts = fld(&r, ci_ts);
-        if (!amt || aml_parse_amount(amt, strlen(amt), 2, &t.amount_minor) || !ts ||
-            aml_parse_time(ts, strlen(ts), &t.booked_at, NULL)) {
-            if ((rc = bad_row(im, path, c->line, "bad base_amt or tran_timestamp", err)))
-                break;
-            continue;
-        }
-        t.booked_at = aml_day_start(t.booked_at);
-        const char *sar = fld(&r, ci_sar), *alert = fld(&r, ci_alert);
-        if (sar) {
-            t.gt_is_laundering.has = 1;
-            t.gt_is_laundering.v = strcasecmp(sar, "true") == 0 || strcmp(sar, "1") == 0;
-        }
-        if (alert && strcmp(alert, "-1") != 0) {
-            t.gt_attempt_id = alert;
-            int64_t *ti = smap_find(&im->alerts, alert, strlen(alert));
-            t.gt_label = ti ? im->alert_types[*ti] : NULL;
-        }
-        if (aml_ingest_txn(im->in, &t, NULL, &e2) && (rc = bad_row(im, path, c->line, e2.msg, err)))
+        aml_err e2 = {{0}};
+        int bad = 0;
+        if (amlsim_txn_row(im, &r, &ci, &bad, &e2) &&
+            (rc = bad_row(im, path, c->line, bad ? "bad base_amt or tran_timestamp" : e2.msg, err)))
             break;
     }
     free(r.buf);
-    return rc;
+    return rc ? rc : k;
 }
 
 /* What a file is, from its first line. */
@@ -1508,6 +1587,70 @@ static int kind_rank(fkind k)
     }
 }
 
+/* What each file is: sniffed before anything is written, so that a wrong file fails first. */
+static int sniff_files(importer *im, aml_format fmt, const char *const *paths, size_t npaths, fkind *kinds,
+                       aml_err *err)
+{
+    for (size_t i = 0; i < npaths; i++) {
+        FILE *f = fopen(paths[i], "rb");
+        if (!f)
+            return aml_errf(err, "%s: cannot open: %s", paths[i], strerror(errno));
+        struct stat sb;
+        if (fstat(fileno(f), &sb) == 0)
+            im->total_bytes += (uint64_t)sb.st_size;
+        aml_csv c;
+        aml_err e2 = {{0}};
+        kinds[i] = FK_UNKNOWN;
+        if (aml_csv_open(&c, f) == 0) {
+            if (aml_csv_next(&c, &e2) > 0)
+                kinds[i] = sniff(fmt, &c);
+            aml_csv_close(&c);
+        }
+        fclose(f);
+        if (kinds[i] == FK_UNKNOWN)
+            return aml_errf(err, "%s: not a recognised %s file (check --format)", paths[i],
+                            fmt == AML_FMT_AMLWORLD ? "AMLworld" : "AMLSim");
+    }
+    return 0;
+}
+
+/* Imports one file of a known kind. */
+static int import_file(importer *im, fkind kind, const char *path, aml_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return aml_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    int rc = 0;
+    if (kind == FK_NATIVE) {
+        rc = import_native(im, f, path, err);
+        fclose(f);
+        return rc;
+    }
+    aml_csv c;
+    if (aml_csv_open(&c, f)) {
+        fclose(f);
+        return aml_errf(err, "out of memory");
+    }
+    if (kind != FK_AW_PATTERNS)
+        aml_csv_next(&c, err); /* the header */
+    else
+        c.pos = 0;
+    switch (kind) {
+    case FK_AW_TRANS: rc = import_amlworld_trans(im, &c, path, err); break;
+    case FK_AW_ACCOUNTS: rc = import_amlworld_accounts(im, &c, path, err); break;
+    case FK_AW_PATTERNS: rc = import_amlworld_patterns(im, &c, path, err); break;
+    case FK_SIM_ACCOUNTS: rc = import_amlsim_accounts(im, &c, path, err); break;
+    case FK_SIM_ALERTS: rc = import_amlsim_alerts(im, &c, path, err); break;
+    case FK_SIM_TXNS: rc = import_amlsim_txns(im, &c, path, err); break;
+    default: break;
+    }
+    im->done_bytes += c.bytes_read;
+    aml_csv_close(&c);
+    fclose(f);
+    return rc;
+}
+
 int aml_import(aml_store *s, aml_format fmt, const char *const *paths, size_t npaths, const aml_ingest_opts *o,
                FILE *report, aml_ingest_stats *stats, aml_err *err)
 {
@@ -1520,32 +1663,7 @@ int aml_import(aml_store *s, aml_format fmt, const char *const *paths, size_t np
     fkind *kinds = calloc(npaths ? npaths : 1, sizeof *kinds);
     if (!kinds)
         return aml_errf(err, "out of memory");
-    /* Sniff every file first: a wrong file fails before anything is written. */
-    for (size_t i = 0; i < npaths; i++) {
-        FILE *f = fopen(paths[i], "rb");
-        if (!f) {
-            free(kinds);
-            return aml_errf(err, "%s: cannot open: %s", paths[i], strerror(errno));
-        }
-        struct stat sb;
-        if (fstat(fileno(f), &sb) == 0)
-            im.total_bytes += (uint64_t)sb.st_size;
-        aml_csv c;
-        aml_err e2 = {{0}};
-        kinds[i] = FK_UNKNOWN;
-        if (aml_csv_open(&c, f) == 0) {
-            if (aml_csv_next(&c, &e2) > 0)
-                kinds[i] = sniff(fmt, &c);
-            aml_csv_close(&c);
-        }
-        fclose(f);
-        if (kinds[i] == FK_UNKNOWN) {
-            free(kinds);
-            return aml_errf(err, "%s: not a recognised %s file (check --format)", paths[i],
-                            fmt == AML_FMT_AMLWORLD ? "AMLworld" : "AMLSim");
-        }
-    }
-    if (aml_ingest_begin(&im.in, s, im.o, err)) {
+    if (sniff_files(&im, fmt, paths, npaths, kinds, err) || aml_ingest_begin(&im.in, s, im.o, err)) {
         free(kinds);
         return -1;
     }
@@ -1553,50 +1671,15 @@ int aml_import(aml_store *s, aml_format fmt, const char *const *paths, size_t np
     if (!im.o->progress)
         im.prog.enabled = 0;
     int rc = 0;
-    for (int rank = 0; rank <= 3 && !rc; rank++) {
-        for (size_t i = 0; i < npaths && !rc; i++) {
-            if (kind_rank(kinds[i]) != rank)
-                continue;
-            FILE *f = fopen(paths[i], "rb");
-            if (!f) {
-                rc = aml_errf(err, "%s: cannot open: %s", paths[i], strerror(errno));
-                break;
-            }
-            setvbuf(f, NULL, _IOFBF, 1 << 20);
-            if (kinds[i] == FK_NATIVE) {
-                rc = import_native(&im, f, paths[i], err);
-            } else {
-                aml_csv c;
-                if (aml_csv_open(&c, f)) {
-                    fclose(f);
-                    rc = aml_errf(err, "out of memory");
-                    break;
-                }
-                if (kinds[i] != FK_AW_PATTERNS)
-                    aml_csv_next(&c, err); /* the header */
-                else
-                    c.pos = 0;
-                switch (kinds[i]) {
-                case FK_AW_TRANS: rc = import_amlworld_trans(&im, &c, paths[i], err); break;
-                case FK_AW_ACCOUNTS: rc = import_amlworld_accounts(&im, &c, paths[i], err); break;
-                case FK_AW_PATTERNS: rc = import_amlworld_patterns(&im, &c, paths[i], err); break;
-                case FK_SIM_ACCOUNTS: rc = import_amlsim_accounts(&im, &c, paths[i], err); break;
-                case FK_SIM_ALERTS: rc = import_amlsim_alerts(&im, &c, paths[i], err); break;
-                case FK_SIM_TXNS: rc = import_amlsim_txns(&im, &c, paths[i], err); break;
-                default: break;
-                }
-                im.done_bytes += c.bytes_read;
-                aml_csv_close(&c);
-            }
-            fclose(f);
-        }
-    }
+    for (int rank = 0; rank <= 3 && !rc; rank++)
+        for (size_t i = 0; i < npaths && !rc; i++)
+            if (kind_rank(kinds[i]) == rank)
+                rc = import_file(&im, kinds[i], paths[i], err);
     aml_progress_end(&im.prog);
-    if (rc) {
+    if (rc)
         aml_ingest_abort(im.in);
-    } else {
+    else
         rc = aml_ingest_commit(im.in, stats, err);
-    }
     smap_free(&im.alerts);
     for (size_t i = 0; i < im.nalert_types; i++)
         free(im.alert_types[i]);
