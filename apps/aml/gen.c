@@ -325,118 +325,144 @@ static int internal_random(gen *g)
     return g->bg[aml_rng_range(&g->r, 0, (int64_t)g->nbg - 1)];
 }
 
-/* Monthly flows from day `from_day` (may be negative), everyday flows in [0, days). */
-static int background(gen *g, int acct, int kind, int64_t from_day)
+/* A salaried, student or retired customer: income and rent monthly, then everyday spending. */
+static int bg_person(gen *g, int acct, int kind, int64_t from_day)
 {
     gcust *c = &g->c[g->a[acct].cust];
     int days = g->days;
     int home = g->a[acct].branch;
     int32_t self = g->a[acct].cust;
-    if (kind == BG_SALARIED || kind == BG_STUDENT || kind == BG_RETIRED) {
-        int src = kind == BG_SALARIED ? g->employers[aml_rng_range(&g->r, 0, 11)]
-                  : kind == BG_RETIRED ? g->pension
-                                       : ext_party(g, 0, "US");
-        int64_t pay = kind == BG_SALARIED ? money(g, 2800, 8500) : kind == BG_RETIRED ? money(g, 1500, 3500)
-                                                                                       : money(g, 300, 1200);
-        g->a[acct].employer = src;
-        g->a[acct].family = internal_random(g);
-        int landlord = g->landlords[aml_rng_range(&g->r, 0, 9)];
-        int64_t rent = kind == BG_STUDENT ? money(g, 400, 900) : money(g, 900, 2600);
-        int payday = (int)aml_rng_range(&g->r, 0, 27);
-        for (int64_t m = from_day; m < days; m += 30) {
-            int64_t d = m + payday;
-            if (d >= days)
-                break;
-            if (add_tx(g, day_at(g, d, 6, 9), src, acct, pay, GCH_ACH, kind == BG_SALARIED ? "payroll" : "benefit", -1) < 0 ||
-                add_tx(g, day_at(g, d + aml_rng_range(&g->r, 2, 6) < days ? d + 3 : d, 9, 18), acct, landlord, rent,
-                       GCH_ACH, "rent", -1) < 0)
-                return -1;
-        }
-        int64_t spend_hi = kind == BG_STUDENT ? 80 : 180;
-        int per_month = kind == BG_STUDENT ? 10 : 18;
-        for (int64_t d = 0; d < days; d++) {
-            if (aml_rng_chance(&g->r, per_month / 30.0) &&
-                add_tx(g, day_at(g, d, 8, 22), acct, g->merchants[aml_rng_range(&g->r, 0, 39)], money(g, 5, (double)spend_hi),
-                       GCH_CARD, "card purchase", -1) < 0)
-                return -1;
-            if (aml_rng_chance(&g->r, 1.5 / 30) && cash_tx(g, day_at(g, d, 8, 22), acct, 0, money(g, 40, 400), home, self, -1) < 0)
-                return -1;
-            if (aml_rng_chance(&g->r, 1.0 / 30) &&
-                add_tx(g, day_at(g, d, 8, 22), acct, g->utilities[aml_rng_range(&g->r, 0, 7)], money(g, 30, 220), GCH_ACH,
-                       "utility bill", -1) < 0)
-                return -1;
-            if (aml_rng_chance(&g->r, 0.8 / 30)) {
-                int to = g->a[acct].family;
-                if (to >= 0 && to != acct &&
-                    add_tx(g, day_at(g, d, 8, 22), acct, to, money(g, 50, 600), GCH_INTERNAL, "transfer", -1) < 0)
-                    return -1;
-            }
-        }
-        c->exp_vol = pay + pay / 4;
-        c->exp_cash = 50000;
-        c->income = pay * 12;
-    } else if (kind == BG_SHOP) {
-        int suppliers[3];
-        int64_t supp_amt[3];
-        for (int i = 0; i < 3; i++) {
-            suppliers[i] = ext_party(g, 1, "US");
-            supp_amt[i] = money(g, 1500, 9000);
-        }
-        int staff[3];
-        for (int i = 0; i < 3; i++)
-            staff[i] = ext_party(g, 0, "US");
-        int64_t wage = money(g, 1200, 2800);
-        for (int64_t d = from_day; d < days; d++) {
-            int wd = (int)((d % 7 + 7) % 7);
-            if (d >= 0 && wd < 6 && aml_rng_chance(&g->r, 0.85) &&
-                cash_tx(g, day_at(g, d, 16, 20), acct, 1, money(g, 1000, 7500), home, self, -1) < 0)
-                return -1;
-            if (wd == 2 && add_tx(g, day_at(g, d, 3, 6), g->acquirer, acct, money(g, 2000, 9000), GCH_ACH,
-                                  "card settlement", -1) < 0)
-                return -1;
-            if (wd == 4) {
-                int s = (int)aml_rng_range(&g->r, 0, 2);
-                if (add_tx(g, day_at(g, d, 9, 17), acct, suppliers[s], supp_amt[s] + aml_rng_range(&g->r, -20000, 20000),
-                           GCH_ACH, "supplier payment", -1) < 0)
-                    return -1;
-            }
-            if (((d % 14) + 14) % 14 == 5)
-                for (int i = 0; i < 3; i++)
-                    if (add_tx(g, day_at(g, d, 6, 9), acct, staff[i], wage + i * 1117, GCH_ACH, "payroll", -1) < 0)
-                        return -1;
-        }
-        c->exp_cash = 9000000;
-        c->exp_vol = 12000000;
-    } else if (kind == BG_COMPANY) {
-        int nclients = (int)aml_rng_range(&g->r, 4, 6), nstaff = (int)aml_rng_range(&g->r, 6, 14);
-        int clients[6], staff[14];
-        int64_t camt[6], wage[14], total = 0;
-        for (int i = 0; i < nclients; i++) {
-            clients[i] = ext_party(g, 1, "US");
-            camt[i] = money(g, 8000, 45000);
-            total += camt[i];
-        }
-        for (int i = 0; i < nstaff; i++) {
-            staff[i] = ext_party(g, 0, "US");
-            wage[i] = money(g, 2200, 6500);
-        }
-        int payday = (int)aml_rng_range(&g->r, 0, 27);
-        for (int64_t m = from_day; m < days; m += 30) {
-            for (int i = 0; i < nclients; i++) {
-                int64_t d = m + aml_rng_range(&g->r, 0, 29);
-                if (d < days && add_tx(g, day_at(g, d, 8, 18), clients[i], acct, camt[i] + aml_rng_range(&g->r, -50000, 50000),
-                                       GCH_WIRE, "invoice payment", -1) < 0)
-                    return -1;
-            }
-            int64_t d = m + payday;
-            if (d < days)
-                for (int i = 0; i < nstaff; i++)
-                    if (add_tx(g, day_at(g, d, 5, 8), acct, staff[i], wage[i], GCH_ACH, "payroll", -1) < 0)
-                        return -1;
-        }
-        c->exp_vol = total + total / 5;
-        c->exp_cash = 100000;
+    int src = kind == BG_SALARIED ? g->employers[aml_rng_range(&g->r, 0, 11)]
+              : kind == BG_RETIRED ? g->pension
+                                   : ext_party(g, 0, "US");
+    int64_t pay = kind == BG_SALARIED ? money(g, 2800, 8500) : kind == BG_RETIRED ? money(g, 1500, 3500)
+                                                                                   : money(g, 300, 1200);
+    g->a[acct].employer = src;
+    g->a[acct].family = internal_random(g);
+    int landlord = g->landlords[aml_rng_range(&g->r, 0, 9)];
+    int64_t rent = kind == BG_STUDENT ? money(g, 400, 900) : money(g, 900, 2600);
+    int payday = (int)aml_rng_range(&g->r, 0, 27);
+    for (int64_t m = from_day; m < days; m += 30) {
+        int64_t d = m + payday;
+        if (d >= days)
+            break;
+        if (add_tx(g, day_at(g, d, 6, 9), src, acct, pay, GCH_ACH, kind == BG_SALARIED ? "payroll" : "benefit", -1) < 0 ||
+            add_tx(g, day_at(g, d + aml_rng_range(&g->r, 2, 6) < days ? d + 3 : d, 9, 18), acct, landlord, rent,
+                   GCH_ACH, "rent", -1) < 0)
+            return -1;
     }
+    int64_t spend_hi = kind == BG_STUDENT ? 80 : 180;
+    int per_month = kind == BG_STUDENT ? 10 : 18;
+    for (int64_t d = 0; d < days; d++) {
+        if (aml_rng_chance(&g->r, per_month / 30.0) &&
+            add_tx(g, day_at(g, d, 8, 22), acct, g->merchants[aml_rng_range(&g->r, 0, 39)], money(g, 5, (double)spend_hi),
+                   GCH_CARD, "card purchase", -1) < 0)
+            return -1;
+        if (aml_rng_chance(&g->r, 1.5 / 30) && cash_tx(g, day_at(g, d, 8, 22), acct, 0, money(g, 40, 400), home, self, -1) < 0)
+            return -1;
+        if (aml_rng_chance(&g->r, 1.0 / 30) &&
+            add_tx(g, day_at(g, d, 8, 22), acct, g->utilities[aml_rng_range(&g->r, 0, 7)], money(g, 30, 220), GCH_ACH,
+                   "utility bill", -1) < 0)
+            return -1;
+        if (aml_rng_chance(&g->r, 0.8 / 30)) {
+            int to = g->a[acct].family;
+            if (to >= 0 && to != acct &&
+                add_tx(g, day_at(g, d, 8, 22), acct, to, money(g, 50, 600), GCH_INTERNAL, "transfer", -1) < 0)
+                return -1;
+        }
+    }
+    c->exp_vol = pay + pay / 4;
+    c->exp_cash = 50000;
+    c->income = pay * 12;
+    return 0;
+}
+
+/* A shop: cash takings most days, card settlements weekly, suppliers and staff paid. */
+static int bg_shop(gen *g, int acct, int64_t from_day)
+{
+    gcust *c = &g->c[g->a[acct].cust];
+    int days = g->days;
+    int home = g->a[acct].branch;
+    int32_t self = g->a[acct].cust;
+    int suppliers[3];
+    int64_t supp_amt[3];
+    for (int i = 0; i < 3; i++) {
+        suppliers[i] = ext_party(g, 1, "US");
+        supp_amt[i] = money(g, 1500, 9000);
+    }
+    int staff[3];
+    for (int i = 0; i < 3; i++)
+        staff[i] = ext_party(g, 0, "US");
+    int64_t wage = money(g, 1200, 2800);
+    for (int64_t d = from_day; d < days; d++) {
+        int wd = (int)((d % 7 + 7) % 7);
+        if (d >= 0 && wd < 6 && aml_rng_chance(&g->r, 0.85) &&
+            cash_tx(g, day_at(g, d, 16, 20), acct, 1, money(g, 1000, 7500), home, self, -1) < 0)
+            return -1;
+        if (wd == 2 && add_tx(g, day_at(g, d, 3, 6), g->acquirer, acct, money(g, 2000, 9000), GCH_ACH,
+                              "card settlement", -1) < 0)
+            return -1;
+        if (wd == 4) {
+            int s = (int)aml_rng_range(&g->r, 0, 2);
+            if (add_tx(g, day_at(g, d, 9, 17), acct, suppliers[s], supp_amt[s] + aml_rng_range(&g->r, -20000, 20000),
+                       GCH_ACH, "supplier payment", -1) < 0)
+                return -1;
+        }
+        if (((d % 14) + 14) % 14 == 5)
+            for (int i = 0; i < 3; i++)
+                if (add_tx(g, day_at(g, d, 6, 9), acct, staff[i], wage + i * 1117, GCH_ACH, "payroll", -1) < 0)
+                    return -1;
+    }
+    c->exp_cash = 9000000;
+    c->exp_vol = 12000000;
+    return 0;
+}
+
+/* A company: clients pay invoices by wire, staff are paid monthly. */
+static int bg_company(gen *g, int acct, int64_t from_day)
+{
+    gcust *c = &g->c[g->a[acct].cust];
+    int days = g->days;
+    int nclients = (int)aml_rng_range(&g->r, 4, 6), nstaff = (int)aml_rng_range(&g->r, 6, 14);
+    int clients[6], staff[14];
+    int64_t camt[6], wage[14], total = 0;
+    for (int i = 0; i < nclients; i++) {
+        clients[i] = ext_party(g, 1, "US");
+        camt[i] = money(g, 8000, 45000);
+        total += camt[i];
+    }
+    for (int i = 0; i < nstaff; i++) {
+        staff[i] = ext_party(g, 0, "US");
+        wage[i] = money(g, 2200, 6500);
+    }
+    int payday = (int)aml_rng_range(&g->r, 0, 27);
+    for (int64_t m = from_day; m < days; m += 30) {
+        for (int i = 0; i < nclients; i++) {
+            int64_t d = m + aml_rng_range(&g->r, 0, 29);
+            if (d < days && add_tx(g, day_at(g, d, 8, 18), clients[i], acct, camt[i] + aml_rng_range(&g->r, -50000, 50000),
+                                   GCH_WIRE, "invoice payment", -1) < 0)
+                return -1;
+        }
+        int64_t d = m + payday;
+        if (d < days)
+            for (int i = 0; i < nstaff; i++)
+                if (add_tx(g, day_at(g, d, 5, 8), acct, staff[i], wage[i], GCH_ACH, "payroll", -1) < 0)
+                    return -1;
+    }
+    c->exp_vol = total + total / 5;
+    c->exp_cash = 100000;
+    return 0;
+}
+
+/* Monthly flows from day `from_day` (may be negative), everyday flows in [0, days). */
+static int background(gen *g, int acct, int kind, int64_t from_day)
+{
+    if (kind == BG_SALARIED || kind == BG_STUDENT || kind == BG_RETIRED)
+        return bg_person(g, acct, kind, from_day);
+    if (kind == BG_SHOP)
+        return bg_shop(g, acct, from_day);
+    if (kind == BG_COMPANY)
+        return bg_company(g, acct, from_day);
     return 0;
 }
 
@@ -476,6 +502,15 @@ static void inst_acct(gen *g, int inst, int acct)
         in->accts[in->naccts++] = acct;
 }
 
+/* A new external counterparty (a company or a person) that belongs to the instance. */
+static int inst_party(gen *g, int inst, int company)
+{
+    int m = ext_party(g, company, "US");
+    if (m >= 0)
+        inst_acct(g, inst, m);
+    return m;
+}
+
 /* A case around an instance: focus accounts, window in days [d0, d1]. */
 static int open_case(gen *g, int inst, const int *focus, int nfocus, int64_t d0, int64_t d1)
 {
@@ -497,6 +532,13 @@ static int open_case(gen *g, int inst, const int *focus, int nfocus, int64_t d0,
     for (int i = 0; i < nfocus; i++)
         inst_acct(g, inst, focus[i]);
     return (int)g->ncs++;
+}
+
+/* A case on one focus account. */
+static int case_on(gen *g, int inst, int a, int64_t d0, int64_t d1)
+{
+    int f[1] = {a};
+    return open_case(g, inst, f, 1, d0, d1);
 }
 
 /* Day the pattern starts: late in the period, with history before it. */
@@ -544,8 +586,7 @@ static int inj_t01(gen *g, int la)
                 CHECK(cash_tx(g, day_at(g, d0 + (int64_t)i * span / n, 9, 17), a, deposit, money(g, 8150, 9950), b, self, inst));
             }
         }
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 5, d0 + 16));
+        CHECK(case_on(g, inst, a, d0 - 5, d0 + 16));
     } else {
         int inst = new_instance(g, AML_T01, 1, "cash_heavy_grocery");
         CHECK(inst);
@@ -555,8 +596,7 @@ static int inj_t01(gen *g, int la)
         for (int64_t d = d0; d < d0 + 21; d++)
             if (((d % 7) + 7) % 7 < 6)
                 CHECK(cash_tx(g, day_at(g, d, 17, 20), a, 1, money(g, 10400, 14000), g->a[a].branch, g->a[a].cust, inst));
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 3, d0 + 23));
+        CHECK(case_on(g, inst, a, d0 - 3, d0 + 23));
     }
     return 0;
 }
@@ -577,9 +617,8 @@ static int inj_t02(gen *g, int la)
         int b1 = other_branch(g, g->a[a].branch), b2 = other_branch(g, g->a[a].branch);
         while (b2 == b1)
             b2 = other_branch(g, g->a[a].branch);
-        int dest = ext_party(g, 1, "US");
+        int dest = inst_party(g, inst, 1);
         CHECK(dest);
-        inst_acct(g, inst, dest);
         int64_t d = d0;
         for (int i = 0; i < n; i++) {
             int64_t at = day_at(g, d, 9, 16);
@@ -590,8 +629,7 @@ static int inj_t02(gen *g, int la)
                          "transfer out", inst));
             d += aml_rng_range(&g->r, 1, 3);
         }
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 5, d + 3));
+        CHECK(case_on(g, inst, a, d0 - 5, d + 3));
     } else {
         int a = subject(g, 0, "Food truck owner", BG_SALARIED, 1);
         CHECK(a);
@@ -608,8 +646,7 @@ static int inj_t02(gen *g, int la)
         CHECK(supp);
         CHECK(add_tx(g, day_at(g, d0 + n * 3 + 10, 9, 17), a, supp, total * 6 / 10 + 37, GCH_ACH, "supplier payment", inst));
         g->c[g->a[a].cust].exp_cash = 3500000;
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 3, d0 + n * 3 + 12));
+        CHECK(case_on(g, inst, a, d0 - 3, d0 + n * 3 + 12));
     }
     return 0;
 }
@@ -627,22 +664,19 @@ static int inj_t03(gen *g, int la)
         int span = (int)aml_rng_range(&g->r, 3, 11);
         int64_t total = 0, last = 0;
         for (int i = 0; i < n; i++) {
-            int s = ext_party(g, aml_rng_chance(&g->r, 0.3), "US");
+            int s = inst_party(g, inst, aml_rng_chance(&g->r, 0.3));
             CHECK(s);
-            inst_acct(g, inst, s);
             int64_t amt = money(g, 2100, 4900);
             total += amt;
             int64_t at = day_at(g, d0 + (int64_t)i * span / n, 8, 20);
             last = at > last ? at : last;
             CHECK(add_tx(g, at, s, a, amt, aml_rng_chance(&g->r, 0.6) ? GCH_ACH : GCH_WIRE, "transfer in", inst));
         }
-        int dest = ext_party(g, 1, "US");
+        int dest = inst_party(g, inst, 1);
         CHECK(dest);
-        inst_acct(g, inst, dest);
         CHECK(add_tx(g, last + aml_rng_range(&g->r, 3 * AML_DAY, 6 * AML_DAY), a, dest, total * aml_rng_range(&g->r, 70, 90) / 100 + 13,
                      GCH_WIRE, "wire out", inst));
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 5, d0 + span + 8));
+        CHECK(case_on(g, inst, a, d0 - 5, d0 + span + 8));
     } else {
         int c = add_cust(g, 0, "Landlord", 0);
         CHECK(c);
@@ -660,8 +694,7 @@ static int inj_t03(gen *g, int la)
                     CHECK(add_tx(g, day_at(g, m + due, 7, 20), ten, a, rent, GCH_ACH, "rent", inst));
         }
         int64_t d0 = pattern_day(g, 20);
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 10, d0 + 20));
+        CHECK(case_on(g, inst, a, d0 - 10, d0 + 20));
     }
     return 0;
 }
@@ -682,25 +715,21 @@ static int inj_t04(gen *g, int la)
             amts[i] = money(g, 2200, 4600);
             total += amts[i];
         }
-        int src = ext_party(g, 1, "US");
+        int src = inst_party(g, inst, 1);
         CHECK(src);
-        inst_acct(g, inst, src);
         CHECK(add_tx(g, day_at(g, d0 - aml_rng_range(&g->r, 1, 4), 8, 12), src, a, total + total / 10 + 29, GCH_WIRE, "wire in", inst));
         for (int i = 0; i < n; i++) {
-            int b = ext_party(g, 0, "US");
+            int b = inst_party(g, inst, 0);
             CHECK(b);
-            inst_acct(g, inst, b);
             CHECK(add_tx(g, day_at(g, d0 + (int64_t)i * span / n, 9, 19), a, b, amts[i], aml_rng_chance(&g->r, 0.5) ? GCH_ACH : GCH_WIRE,
                          "transfer out", inst));
         }
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 8, d0 + span + 5));
+        CHECK(case_on(g, inst, a, d0 - 8, d0 + span + 5));
     } else {
         int a = subject(g, 1, "Software services", BG_COMPANY, 0);
         CHECK(a);
         int64_t d0 = pattern_day(g, 20);
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 10, d0 + 20));
+        CHECK(case_on(g, inst, a, d0 - 10, d0 + 20));
     }
     return 0;
 }
@@ -729,15 +758,13 @@ static int inj_t05(gen *g, int la)
                          GCH_WIRE, "wire out", inst));
             d += aml_rng_range(&g->r, 3, 6);
         }
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 4, d + 3));
+        CHECK(case_on(g, inst, a, d0 - 4, d + 3));
     } else {
         int64_t amt = money(g, 4000, 7000);
         int emp = g->a[a].employer >= 0 ? g->a[a].employer : g->employers[0];
         CHECK(add_tx(g, day_at(g, d0, 6, 8), emp, a, amt, GCH_ACH, "bonus", inst));
         CHECK(add_tx(g, day_at(g, d0 + 20, 9, 17), a, g->landlords[0], amt * 9 / 10 + 3, GCH_ACH, "rent and deposit", inst));
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 5, d0 + 24));
+        CHECK(case_on(g, inst, a, d0 - 5, d0 + 24));
     }
     return 0;
 }
@@ -763,9 +790,8 @@ static int inj_t06(gen *g, int la)
         CHECK(dst);
         inst_acct(g, inst, dst);
         for (int i = 0; i < n; i++) {
-            int src = ext_party(g, aml_rng_chance(&g->r, 0.5), "US");
+            int src = inst_party(g, inst, aml_rng_chance(&g->r, 0.5));
             CHECK(src);
-            inst_acct(g, inst, src);
             int64_t amt = money(g, 3000, 9000);
             int64_t at = day_at(g, d, 8, 16);
             CHECK(add_tx(g, at, src, a, amt, aml_rng_chance(&g->r, 0.5) ? GCH_ACH : GCH_WIRE, "transfer in", inst));
@@ -776,8 +802,7 @@ static int inj_t06(gen *g, int la)
                 CHECK(add_tx(g, at + aml_rng_range(&g->r, 3, 40) * AML_HOUR, a, dst, fwd, GCH_WIRE, "wire out", inst));
             d += aml_rng_range(&g->r, 3, 5);
         }
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 3, d + 3));
+        CHECK(case_on(g, inst, a, d0 - 3, d + 3));
     } else {
         int parent = ext_party(g, 0, "US"), school = ext_party(g, 1, "US");
         CHECK(parent);
@@ -785,8 +810,7 @@ static int inj_t06(gen *g, int la)
         int64_t amt = money(g, 2500, 6000);
         CHECK(add_tx(g, day_at(g, d0, 9, 17), parent, a, amt, GCH_ACH, "transfer in", inst));
         CHECK(add_tx(g, day_at(g, d0 + aml_rng_range(&g->r, 8, 14), 9, 17), a, school, amt * 92 / 100 + 7, GCH_ACH, "tuition", inst));
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 3, d0 + 18));
+        CHECK(case_on(g, inst, a, d0 - 3, d0 + 18));
     }
     return 0;
 }
@@ -813,8 +837,7 @@ static int inj_t07(gen *g, int la)
             amt = amt * aml_rng_range(&g->r, 88, 97) / 100 + 17;
             prev = next;
         }
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 4, (at - g->start) / AML_DAY + 3));
+        CHECK(case_on(g, inst, a, d0 - 4, (at - g->start) / AML_DAY + 3));
     } else {
         int64_t d0 = g->days - 75 > 5 ? g->days - 75 : 5;
         int friend_ = ext_party(g, 1, "US");
@@ -825,149 +848,144 @@ static int inj_t07(gen *g, int la)
         if (back > g->days - 2)
             back = g->days - 2;
         CHECK(add_tx(g, day_at(g, back, 9, 12), friend_, a, amt + amt / 50, GCH_WIRE, "loan repayment", inst));
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 3, back + 2));
+        CHECK(case_on(g, inst, a, d0 - 3, back + 2));
     }
     return 0;
 }
 
 /* T08: layering shapes; look-alike: a company paying three suppliers that keep the money. */
+/* a -> k intermediaries -> sink; returns the last booking time, or -1. */
+static int64_t t08_scatter_gather(gen *g, int inst, int a, int64_t t0)
+{
+    int64_t tend = t0;
+    int k = (int)aml_rng_range(&g->r, 3, 6);
+    int sink = inst_party(g, inst, 1);
+    CHECK(sink);
+    for (int i = 0; i < k; i++) {
+        int m = inst_party(g, inst, 0);
+        CHECK(m);
+        int64_t amt = money(g, 3000, 9000), at = t0 + aml_rng_range(&g->r, 0, 36) * AML_HOUR;
+        CHECK(add_tx(g, at, a, m, amt, GCH_WIRE, "wire", inst));
+        int64_t at2 = at + aml_rng_range(&g->r, 6, 60) * AML_HOUR;
+        CHECK(add_tx(g, at2, m, sink, amt * aml_rng_range(&g->r, 88, 97) / 100, GCH_WIRE, "wire", inst));
+        tend = at2 > tend ? at2 : tend;
+    }
+    return tend;
+}
+
+/* originators -> a, then a -> beneficiaries */
+static int64_t t08_gather_scatter(gen *g, int inst, int a, int64_t t0)
+{
+    int k = (int)aml_rng_range(&g->r, 3, 6), m = (int)aml_rng_range(&g->r, 3, 6);
+    int64_t in = 0, at = t0;
+    for (int i = 0; i < k; i++) {
+        int o = inst_party(g, inst, aml_rng_chance(&g->r, 0.5));
+        CHECK(o);
+        int64_t amt = money(g, 3000, 9000);
+        in += amt;
+        at += aml_rng_range(&g->r, 4, 20) * AML_HOUR;
+        CHECK(add_tx(g, at, o, a, amt, GCH_WIRE, "wire in", inst));
+    }
+    int64_t out = in * aml_rng_range(&g->r, 85, 95) / 100;
+    for (int i = 0; i < m; i++) {
+        int b = inst_party(g, inst, aml_rng_chance(&g->r, 0.5));
+        CHECK(b);
+        at += aml_rng_range(&g->r, 3, 20) * AML_HOUR;
+        CHECK(add_tx(g, at, a, b, out / m + aml_rng_range(&g->r, 1, 99), GCH_WIRE, "wire out", inst));
+    }
+    return at;
+}
+
+/* a (and 1-2 co-originators) -> 2-3 intermediaries -> 2-3 beneficiaries, all to all */
+static int64_t t08_stack(gen *g, int inst, int a, int64_t t0)
+{
+    int64_t tend = t0;
+    int no = (int)aml_rng_range(&g->r, 1, 2), ni = (int)aml_rng_range(&g->r, 2, 3), nb = (int)aml_rng_range(&g->r, 2, 3);
+    int orig[3] = {a}, mid[3], ben[3];
+    for (int i = 1; i <= no; i++)
+        CHECK(orig[i] = inst_party(g, inst, 1));
+    for (int i = 0; i < ni; i++)
+        CHECK(mid[i] = inst_party(g, inst, 0));
+    for (int i = 0; i < nb; i++)
+        CHECK(ben[i] = inst_party(g, inst, 1));
+    int64_t got[3] = {0};
+    for (int o = 0; o <= no; o++)
+        for (int i = 0; i < ni; i++) {
+            int64_t amt = money(g, 2000, 6000);
+            got[i] += amt;
+            CHECK(add_tx(g, t0 + aml_rng_range(&g->r, 0, 24) * AML_HOUR, orig[o], mid[i], amt, GCH_WIRE, "wire", inst));
+        }
+    for (int i = 0; i < ni; i++)
+        for (int b = 0; b < nb; b++) {
+            int64_t at = t0 + aml_rng_range(&g->r, 30, 70) * AML_HOUR;
+            CHECK(add_tx(g, at, mid[i], ben[b], got[i] * aml_rng_range(&g->r, 88, 96) / 100 / nb, GCH_WIRE, "wire", inst));
+            tend = at > tend ? at : tend;
+        }
+    return tend;
+}
+
+/* a and 1-3 co-originators each pay the same 2-4 beneficiaries */
+static int64_t t08_bipartite(gen *g, int inst, int a, int64_t t0)
+{
+    int64_t tend = t0;
+    int no = (int)aml_rng_range(&g->r, 1, 3), nb = (int)aml_rng_range(&g->r, 2, 4);
+    int orig[4] = {a}, ben[4];
+    for (int i = 1; i <= no; i++)
+        CHECK(orig[i] = inst_party(g, inst, 1));
+    for (int i = 0; i < nb; i++)
+        CHECK(ben[i] = inst_party(g, inst, 1));
+    for (int o = 0; o <= no; o++)
+        for (int b = 0; b < nb; b++) {
+            int64_t at = t0 + aml_rng_range(&g->r, 0, 9 * 24) * AML_HOUR;
+            CHECK(add_tx(g, at, orig[o], ben[b], money(g, 1500, 8000), GCH_WIRE, "wire", inst));
+            tend = at > tend ? at : tend;
+        }
+    return tend;
+}
+
+/* a -> m1 -> m2 -> m3 (-> m4) */
+static int64_t t08_chain(gen *g, int inst, int a, int64_t t0)
+{
+    int hops = (int)aml_rng_range(&g->r, 3, 4);
+    int src = ext_party(g, 1, "US");
+    CHECK(src);
+    int64_t amt = money(g, 8000, 30000), at = t0;
+    CHECK(add_tx(g, at - aml_rng_range(&g->r, 20, 40) * AML_HOUR, src, a, amt + amt / 20, GCH_WIRE, "wire in", inst));
+    int prev = a;
+    for (int h = 0; h < hops; h++) {
+        int next = inst_party(g, inst, h % 2);
+        CHECK(next);
+        CHECK(add_tx(g, at, prev, next, amt, GCH_WIRE, "wire", inst));
+        at += aml_rng_range(&g->r, 4, 40) * AML_HOUR;
+        amt = amt * aml_rng_range(&g->r, 85, 97) / 100;
+        prev = next;
+    }
+    return at;
+}
+
 static int inj_t08(gen *g, int la, int variant)
 {
     static const char *const names[] = {"scatter_gather", "gather_scatter", "stack", "bipartite", "chain"};
+    static int64_t (*const shapes[])(gen *g, int inst, int a, int64_t t0) = {
+        t08_scatter_gather, t08_gather_scatter, t08_stack, t08_bipartite, t08_chain};
     int inst = new_instance(g, AML_T08, la, la ? "suppliers" : names[variant % 5]);
     CHECK(inst);
     int a = subject(g, 1, "Holding company", BG_SALARIED, 0);
     CHECK(a);
     int64_t d0 = pattern_day(g, 16);
-    int64_t t0 = day_at(g, d0, 8, 11), tend = t0;
+    int64_t t0 = day_at(g, d0, 8, 11);
     if (la) {
         for (int i = 0; i < 3; i++) {
             int s = ext_party(g, 1, "US");
             CHECK(s);
             CHECK(add_tx(g, t0 + i * AML_DAY, a, s, money(g, 4000, 12000), GCH_WIRE, "supplier payment", inst));
         }
-        int f[1] = {a};
-        CHECK(open_case(g, inst, f, 1, d0 - 4, d0 + 10));
+        CHECK(case_on(g, inst, a, d0 - 4, d0 + 10));
         return 0;
     }
-    switch (variant % 5) {
-    case 0: { /* a -> k intermediaries -> sink */
-        int k = (int)aml_rng_range(&g->r, 3, 6);
-        int sink = ext_party(g, 1, "US");
-        CHECK(sink);
-        inst_acct(g, inst, sink);
-        for (int i = 0; i < k; i++) {
-            int m = ext_party(g, 0, "US");
-            CHECK(m);
-            inst_acct(g, inst, m);
-            int64_t amt = money(g, 3000, 9000), at = t0 + aml_rng_range(&g->r, 0, 36) * AML_HOUR;
-            CHECK(add_tx(g, at, a, m, amt, GCH_WIRE, "wire", inst));
-            int64_t at2 = at + aml_rng_range(&g->r, 6, 60) * AML_HOUR;
-            CHECK(add_tx(g, at2, m, sink, amt * aml_rng_range(&g->r, 88, 97) / 100, GCH_WIRE, "wire", inst));
-            tend = at2 > tend ? at2 : tend;
-        }
-        break;
-    }
-    case 1: { /* originators -> a, then a -> beneficiaries */
-        int k = (int)aml_rng_range(&g->r, 3, 6), m = (int)aml_rng_range(&g->r, 3, 6);
-        int64_t in = 0, at = t0;
-        for (int i = 0; i < k; i++) {
-            int o = ext_party(g, aml_rng_chance(&g->r, 0.5), "US");
-            CHECK(o);
-            inst_acct(g, inst, o);
-            int64_t amt = money(g, 3000, 9000);
-            in += amt;
-            at += aml_rng_range(&g->r, 4, 20) * AML_HOUR;
-            CHECK(add_tx(g, at, o, a, amt, GCH_WIRE, "wire in", inst));
-        }
-        int64_t out = in * aml_rng_range(&g->r, 85, 95) / 100;
-        for (int i = 0; i < m; i++) {
-            int b = ext_party(g, aml_rng_chance(&g->r, 0.5), "US");
-            CHECK(b);
-            inst_acct(g, inst, b);
-            at += aml_rng_range(&g->r, 3, 20) * AML_HOUR;
-            CHECK(add_tx(g, at, a, b, out / m + aml_rng_range(&g->r, 1, 99), GCH_WIRE, "wire out", inst));
-        }
-        tend = at;
-        break;
-    }
-    case 2: { /* a (and 1-2 co-originators) -> 2-3 intermediaries -> 2-3 beneficiaries, all to all */
-        int no = (int)aml_rng_range(&g->r, 1, 2), ni = (int)aml_rng_range(&g->r, 2, 3), nb = (int)aml_rng_range(&g->r, 2, 3);
-        int orig[3] = {a}, mid[3], ben[3];
-        for (int i = 1; i <= no; i++) {
-            orig[i] = ext_party(g, 1, "US");
-            CHECK(orig[i]);
-            inst_acct(g, inst, orig[i]);
-        }
-        for (int i = 0; i < ni; i++) {
-            mid[i] = ext_party(g, 0, "US");
-            CHECK(mid[i]);
-            inst_acct(g, inst, mid[i]);
-        }
-        for (int i = 0; i < nb; i++) {
-            ben[i] = ext_party(g, 1, "US");
-            CHECK(ben[i]);
-            inst_acct(g, inst, ben[i]);
-        }
-        int64_t got[3] = {0};
-        for (int o = 0; o <= no; o++)
-            for (int i = 0; i < ni; i++) {
-                int64_t amt = money(g, 2000, 6000);
-                got[i] += amt;
-                CHECK(add_tx(g, t0 + aml_rng_range(&g->r, 0, 24) * AML_HOUR, orig[o], mid[i], amt, GCH_WIRE, "wire", inst));
-            }
-        for (int i = 0; i < ni; i++)
-            for (int b = 0; b < nb; b++) {
-                int64_t at = t0 + aml_rng_range(&g->r, 30, 70) * AML_HOUR;
-                CHECK(add_tx(g, at, mid[i], ben[b], got[i] * aml_rng_range(&g->r, 88, 96) / 100 / nb, GCH_WIRE, "wire", inst));
-                tend = at > tend ? at : tend;
-            }
-        break;
-    }
-    case 3: { /* a and 1-3 co-originators each pay the same 2-4 beneficiaries */
-        int no = (int)aml_rng_range(&g->r, 1, 3), nb = (int)aml_rng_range(&g->r, 2, 4);
-        int orig[4] = {a}, ben[4];
-        for (int i = 1; i <= no; i++) {
-            orig[i] = ext_party(g, 1, "US");
-            CHECK(orig[i]);
-            inst_acct(g, inst, orig[i]);
-        }
-        for (int i = 0; i < nb; i++) {
-            ben[i] = ext_party(g, 1, "US");
-            CHECK(ben[i]);
-            inst_acct(g, inst, ben[i]);
-        }
-        for (int o = 0; o <= no; o++)
-            for (int b = 0; b < nb; b++) {
-                int64_t at = t0 + aml_rng_range(&g->r, 0, 9 * 24) * AML_HOUR;
-                CHECK(add_tx(g, at, orig[o], ben[b], money(g, 1500, 8000), GCH_WIRE, "wire", inst));
-                tend = at > tend ? at : tend;
-            }
-        break;
-    }
-    default: { /* a -> m1 -> m2 -> m3 (-> m4) */
-        int hops = (int)aml_rng_range(&g->r, 3, 4);
-        int src = ext_party(g, 1, "US");
-        CHECK(src);
-        int64_t amt = money(g, 8000, 30000), at = t0;
-        CHECK(add_tx(g, at - aml_rng_range(&g->r, 20, 40) * AML_HOUR, src, a, amt + amt / 20, GCH_WIRE, "wire in", inst));
-        int prev = a;
-        for (int h = 0; h < hops; h++) {
-            int next = ext_party(g, h % 2, "US");
-            CHECK(next);
-            inst_acct(g, inst, next);
-            CHECK(add_tx(g, at, prev, next, amt, GCH_WIRE, "wire", inst));
-            at += aml_rng_range(&g->r, 4, 40) * AML_HOUR;
-            amt = amt * aml_rng_range(&g->r, 85, 97) / 100;
-            prev = next;
-        }
-        tend = at;
-        break;
-    }
-    }
-    int f[1] = {a};
-    CHECK(open_case(g, inst, f, 1, d0 - 4, (tend - g->start) / AML_DAY + 3));
+    int64_t tend = shapes[variant % 5](g, inst, a, t0);
+    CHECK(tend);
+    CHECK(case_on(g, inst, a, d0 - 4, (tend - g->start) / AML_DAY + 3));
     return 0;
 }
 
@@ -995,8 +1013,7 @@ static int inj_t09(gen *g, int la)
         else
             CHECK(add_tx(g, day_at(g, d0 + i * 4, 9, 16), cp, a, amt, GCH_WIRE, "international wire", inst));
     }
-    int f[1] = {a};
-    CHECK(open_case(g, inst, f, 1, d0 - 5, d0 + 14));
+    CHECK(case_on(g, inst, a, d0 - 5, d0 + 14));
     return 0;
 }
 
@@ -1035,8 +1052,7 @@ static int inj_t10(gen *g, int la)
         CHECK(add_tx(g, day_at(g, d0, 9, 12), g->pension, a, money(g, 200, 600), GCH_ACH, "benefit", inst));
         CHECK(cash_tx(g, day_at(g, d0 + 2, 9, 12), a, 0, money(g, 100, 300), g->a[a].branch, c, inst));
     }
-    int f[1] = {a};
-    CHECK(open_case(g, inst, f, 1, d0 - 10, d0 + 10));
+    CHECK(case_on(g, inst, a, d0 - 10, d0 + 10));
     return 0;
 }
 
@@ -1068,8 +1084,7 @@ static int inj_t11(gen *g, int la)
         else
             CHECK(add_tx(g, day_at(g, d0 + i * 3, 9, 17), rel, a, amt, GCH_WIRE, "family transfer", inst));
     }
-    int f[1] = {a};
-    CHECK(open_case(g, inst, f, 1, d0 - 8, d0 + n * 3 + 2));
+    CHECK(case_on(g, inst, a, d0 - 8, d0 + n * 3 + 2));
     return 0;
 }
 
@@ -1080,9 +1095,8 @@ static int inj_t12(gen *g, int la)
     CHECK(inst);
     int a = subject(g, 0, "Real estate agent", BG_SALARIED, 0);
     CHECK(a);
-    int cp = ext_party(g, 1, "US");
+    int cp = inst_party(g, inst, 1);
     CHECK(cp);
-    inst_acct(g, inst, cp);
     int64_t d0 = pattern_day(g, 24);
     int n = la ? 2 : (int)aml_rng_range(&g->r, 3, 5);
     int out = aml_rng_chance(&g->r, 0.6);
@@ -1093,8 +1107,7 @@ static int inj_t12(gen *g, int la)
     }
     if (la)
         CHECK(add_tx(g, day_at(g, d0 + 3, 9, 16), a, g->landlords[1], 200000, GCH_ACH, "rent", inst));
-    int f[1] = {a};
-    CHECK(open_case(g, inst, f, 1, d0 - 4, d0 + 26));
+    CHECK(case_on(g, inst, a, d0 - 4, d0 + 26));
     return 0;
 }
 
@@ -1108,17 +1121,15 @@ static int inj_t13(gen *g, int la)
     int64_t d0 = pattern_day(g, 16);
     int n = (int)aml_rng_range(&g->r, 3, 4);
     for (int i = 0; i < n; i++) {
-        int p = ext_party(g, aml_rng_chance(&g->r, 0.4), "US");
+        int p = inst_party(g, inst, aml_rng_chance(&g->r, 0.4));
         CHECK(p);
-        inst_acct(g, inst, p);
         if (la)
             for (int64_t m = -95; m < d0 - 5; m += 30)
                 CHECK(add_tx(g, day_at(g, m + i, 9, 17), p, a, money(g, 100, 400), GCH_ACH, "transfer in", -1));
         CHECK(add_tx(g, day_at(g, d0 + i * aml_rng_range(&g->r, 1, 4), 9, 17), p, a, money(g, 1200, 3000), GCH_ACH,
                      "transfer in", inst));
     }
-    int f[1] = {a};
-    CHECK(open_case(g, inst, f, 1, d0 - 4, d0 + 16));
+    CHECK(case_on(g, inst, a, d0 - 4, d0 + 16));
     return 0;
 }
 
@@ -1183,8 +1194,7 @@ static int inj_t14(gen *g, int la)
         d->dest = "MX";
         g->ntr++;
     }
-    int f[1] = {a};
-    CHECK(open_case(g, inst, f, 1, d0 - 4, d0 + n * 5 + 2));
+    CHECK(case_on(g, inst, a, d0 - 4, d0 + n * 5 + 2));
     return 0;
 }
 
@@ -1279,9 +1289,9 @@ static int setup(gen *g, const aml_gen_opts *o)
     return 0;
 }
 
-static int build_native(gen *g)
+/* The bank's pools of counterparties: employers, merchants, landlords, utilities, pension fund, acquirer. */
+static int pools(gen *g)
 {
-    const aml_gen_opts *o = g->o;
     for (int i = 0; i < 12; i++)
         CHECK(g->employers[i] = ext_party(g, 1, "US"));
     for (int i = 0; i < 40; i++)
@@ -1294,8 +1304,13 @@ static int build_native(gen *g)
     snprintf(g->a[g->pension].holder, sizeof g->a[0].holder, "State Pension Fund");
     CHECK(g->acquirer = ext_party(g, 1, "US"));
     snprintf(g->a[g->acquirer].holder, sizeof g->a[0].holder, "Card Acquiring Services");
-    /* Background customers. */
-    for (int i = 0; i < o->customers; i++) {
+    return 0;
+}
+
+/* The background customers, of every kind. */
+static int background_customers(gen *g)
+{
+    for (int i = 0; i < g->o->customers; i++) {
         double u = aml_rng_unit(&g->r);
         int kind = u < 0.60 ? BG_SALARIED : u < 0.70 ? BG_STUDENT : u < 0.80 ? BG_RETIRED : u < 0.92 ? BG_SHOP : BG_COMPANY;
         static const char *const jobs[] = {"Teacher", "Nurse", "Engineer", "Accountant", "Driver", "Electrician",
@@ -1314,7 +1329,34 @@ static int build_native(gen *g)
         }
         g->bg[g->nbg++] = a;
     }
-    /* Injected instances and look-alikes, interleaved so that case numbers do not reveal the kind. */
+    return 0;
+}
+
+/* One injected instance (la = 0) or look-alike (la = 1) of typology t. */
+static int inject(gen *g, int t, int la, int *t08v, int *t08l)
+{
+    switch (t) {
+    case AML_T01: return inj_t01(g, la);
+    case AML_T02: return inj_t02(g, la);
+    case AML_T03: return inj_t03(g, la);
+    case AML_T04: return inj_t04(g, la);
+    case AML_T05: return inj_t05(g, la);
+    case AML_T06: return inj_t06(g, la);
+    case AML_T07: return inj_t07(g, la);
+    case AML_T08: return inj_t08(g, la, la ? (*t08l)++ : (*t08v)++);
+    case AML_T09: return inj_t09(g, la);
+    case AML_T10: return inj_t10(g, la);
+    case AML_T11: return inj_t11(g, la);
+    case AML_T12: return inj_t12(g, la);
+    case AML_T13: return inj_t13(g, la);
+    default: return inj_t14(g, la);
+    }
+}
+
+/* Injected instances and look-alikes, interleaved so that case numbers do not reveal the kind. */
+static int inject_all(gen *g)
+{
+    const aml_gen_opts *o = g->o;
     int nla = o->lookalikes < 0 ? o->instances : o->lookalikes;
     int most = o->instances > nla ? o->instances : nla;
     int t08v = 0, t08l = 0;
@@ -1327,31 +1369,16 @@ static int build_native(gen *g)
                 int la = pass ^ order;
                 if ((la && k >= nla) || (!la && k >= o->instances))
                     continue;
-                int rc;
-                switch (t) {
-                case AML_T01: rc = inj_t01(g, la); break;
-                case AML_T02: rc = inj_t02(g, la); break;
-                case AML_T03: rc = inj_t03(g, la); break;
-                case AML_T04: rc = inj_t04(g, la); break;
-                case AML_T05: rc = inj_t05(g, la); break;
-                case AML_T06: rc = inj_t06(g, la); break;
-                case AML_T07: rc = inj_t07(g, la); break;
-                case AML_T08: rc = inj_t08(g, la, la ? t08l++ : t08v++); break;
-                case AML_T09: rc = inj_t09(g, la); break;
-                case AML_T10: rc = inj_t10(g, la); break;
-                case AML_T11: rc = inj_t11(g, la); break;
-                case AML_T12: rc = inj_t12(g, la); break;
-                case AML_T13: rc = inj_t13(g, la); break;
-                default: rc = inj_t14(g, la); break;
-                }
-                CHECK(rc);
+                CHECK(inject(g, t, la, &t08v, &t08l));
             }
         }
     }
-    if (g->oom)
-        return -1;
-    profile_lookalikes(g);
-    /* Case numbers in random order, so that a number says nothing about what was injected. */
+    return g->oom ? -1 : 0;
+}
+
+/* Case numbers in random order, so that a number says nothing about what was injected. */
+static int shuffle_case_ids(gen *g)
+{
     int *perm = malloc((g->ncs ? g->ncs : 1) * sizeof *perm);
     if (!perm)
         return -1;
@@ -1366,6 +1393,16 @@ static int build_native(gen *g)
     for (size_t i = 0; i < g->ncs; i++)
         snprintf(g->cs[i].id, sizeof g->cs[i].id, "CASE-%04d", perm[i] + 1);
     free(perm);
+    return 0;
+}
+
+static int build_native(gen *g)
+{
+    if (pools(g) || background_customers(g) || inject_all(g))
+        return -1;
+    profile_lookalikes(g);
+    if (shuffle_case_ids(g))
+        return -1;
     aml_sort(g->t, g->nt, sizeof *g->t, cmp_tx);
     return 0;
 }
@@ -1397,7 +1434,24 @@ static void overlap_str(int typ, char *out, size_t n)
             k += (size_t)snprintf(out + k, k < n ? n - k : 0, "%s%s", k ? ";" : "", aml_catalog()[t].id);
 }
 
-/* ---- writing: store ----------------------------------------------------------------------- */
+/* ---- writing: records ------------------------------------------------------------------ */
+
+/*
+ * The bank leaves the generator as ingest records, once, in one order
+ * (customers, accounts, parties, transactions, trade documents, cases,
+ * ground truth), to a sink: the store through an ingest (gen --db, the
+ * tests' stores, the demo) or the native CSV (gen --out).
+ */
+typedef struct rec_sink {
+    int (*customer)(void *ud, const aml_customer_rec *r, aml_err *err);
+    int (*account)(void *ud, const aml_account_rec *r, aml_err *err);
+    int (*party)(void *ud, const char *account_id, const char *customer_id, aml_err *err);
+    int (*txn)(void *ud, const aml_txn_rec *r, aml_err *err);
+    int (*trade)(void *ud, const aml_trade_rec *r, aml_err *err);
+    int (*kase)(void *ud, const aml_case_rec *r, aml_err *err);
+    int (*truth)(void *ud, const aml_truth_rec *r, aml_err *err);
+    void *ud;
+} rec_sink;
 
 static const char *person_id(int32_t cond, const gen *g, char *buf, size_t n)
 {
@@ -1409,114 +1463,133 @@ static const char *person_id(int32_t cond, const gen *g, char *buf, size_t n)
     return buf;
 }
 
-static int emit_store(gen *g, aml_ingest *in, aml_err *err)
+static void customer_rec(const gcust *c, aml_customer_rec *r)
 {
-    for (size_t i = 0; i < g->nc; i++) {
-        gcust *c = &g->c[i];
-        aml_customer_rec r;
-        memset(&r, 0, sizeof r);
-        r.customer_id = c->id;
-        r.customer_type = c->entity ? "entity" : "individual";
-        r.full_name = c->name;
-        r.first_name = c->entity ? NULL : c->first;
-        r.last_name = c->entity ? NULL : c->last;
-        r.date_of_birth = c->entity ? NULL : c->dob;
-        r.country = "US";
-        r.occupation = c->occ;
-        r.naics_code = c->naics;
-        r.region = c->region;
-        r.risk_rating = "low";
-        r.onboarded_at = c->onboard;
-        r.cash_intensive = c->cash_int;
-        r.expected_monthly_cash.has = c->exp_cash > 0;
-        r.expected_monthly_cash.v = c->exp_cash;
-        r.expected_monthly_volume.has = c->exp_vol > 0;
-        r.expected_monthly_volume.v = c->exp_vol;
-        r.declared_annual_income.has = c->income > 0;
-        r.declared_annual_income.v = c->income;
-        r.source_dataset = "synthetic";
-        if (aml_ingest_customer(in, &r, err))
-            return -1;
-    }
+    memset(r, 0, sizeof *r);
+    r->customer_id = c->id;
+    r->customer_type = c->entity ? "entity" : "individual";
+    r->full_name = c->name;
+    r->first_name = c->entity ? NULL : c->first;
+    r->last_name = c->entity ? NULL : c->last;
+    r->date_of_birth = c->entity ? NULL : c->dob;
+    r->country = "US";
+    r->occupation = c->occ;
+    r->naics_code = c->naics;
+    r->region = c->region;
+    r->risk_rating = "low";
+    r->onboarded_at = c->onboard;
+    r->cash_intensive = c->cash_int;
+    r->expected_monthly_cash.has = c->exp_cash > 0;
+    r->expected_monthly_cash.v = c->exp_cash;
+    r->expected_monthly_volume.has = c->exp_vol > 0;
+    r->expected_monthly_volume.v = c->exp_vol;
+    r->declared_annual_income.has = c->income > 0;
+    r->declared_annual_income.v = c->income;
+    r->source_dataset = "synthetic";
+}
+
+/* br: room for the branch id */
+static void account_rec(const gacct *a, char *br, size_t nbr, aml_account_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->account_id = a->id;
+    r->is_internal = a->internal;
+    r->bank_id = a->bank;
+    r->institution_name = a->internal ? "Example Community Bank" : NULL;
+    r->account_type = a->type;
+    r->currency = "USD";
+    r->status = "active";
+    r->opened_at = a->internal ? a->opened : NULL;
+    r->opening_deposit.has = a->internal && a->has_dep;
+    r->opening_deposit.v = a->dep;
+    r->home_branch_id = a->branch >= 0 ? branch_id(a->branch, br, nbr) : NULL;
+    r->home_region = a->branch >= 0 ? branch_region(a->branch) : NULL;
+    r->country = a->country;
+    r->holder_name = a->holder[0] ? a->holder : NULL;
+}
+
+/* The sorted transaction i (ref, pb, lb: room for its reference, conductor and location). */
+static void txn_rec(const gen *g, size_t i, char *ref, char *pb, char *lb, aml_txn_rec *r)
+{
+    const gtx *t = &g->t[i];
+    memset(r, 0, sizeof *r);
+    tx_ref(i, ref, 24);
+    r->txn_ref = ref;
+    r->booked_at = t->at;
+    r->precision = AML_PREC_SECOND;
+    r->from_account = t->from >= 0 ? g->a[t->from].id : NULL;
+    r->to_account = t->to >= 0 ? g->a[t->to].id : NULL;
+    r->amount_minor = t->amt;
+    r->currency = "USD";
+    r->channel = gch_names[t->ch];
+    r->txn_type = t->type;
+    r->conductor_id = person_id(t->cond, g, pb, 24);
+    r->location_id = t->loc >= 0 ? branch_id(t->loc, lb, 24) : NULL;
+    r->location_region = t->loc >= 0 ? branch_region(t->loc) : NULL;
+    r->location_country = t->loc >= 0 ? "US" : NULL;
+    r->gt_is_laundering.has = 1;
+    r->gt_is_laundering.v = t->inst >= 0 && !g->in[t->inst].lookalike;
+    r->gt_attempt_id = t->inst >= 0 ? g->in[t->inst].id : NULL;
+    r->gt_label = t->inst >= 0 ? aml_catalog()[g->in[t->inst].typ].id : NULL;
+}
+
+static void trade_rec(const gtrade *d, const char *ref, aml_trade_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->doc_id = d->doc;
+    r->txn_ref = ref;
+    r->buyer_name = d->buyer;
+    r->seller_name = d->seller;
+    r->invoice_amount_minor = d->invoice;
+    r->currency = "USD";
+    r->goods_description = d->goods;
+    r->hs_code = d->hs;
+    r->origin_country = d->origin;
+    r->destination_country = d->dest;
+}
+
+static int emit_accounts(const gen *g, const rec_sink *k, aml_err *err)
+{
     char br[24];
     for (size_t i = 0; i < g->na; i++) {
-        gacct *a = &g->a[i];
         aml_account_rec r;
-        memset(&r, 0, sizeof r);
-        r.account_id = a->id;
-        r.is_internal = a->internal;
-        r.bank_id = a->bank;
-        r.institution_name = a->internal ? "Example Community Bank" : NULL;
-        r.account_type = a->type;
-        r.opened_at = a->internal ? a->opened : NULL;
-        r.opening_deposit.has = a->internal && a->has_dep;
-        r.opening_deposit.v = a->dep;
-        r.home_branch_id = a->branch >= 0 ? branch_id(a->branch, br, sizeof br) : NULL;
-        r.home_region = a->branch >= 0 ? branch_region(a->branch) : NULL;
-        r.country = a->country;
-        r.holder_name = a->holder[0] ? a->holder : NULL;
-        if (aml_ingest_account(in, &r, NULL, err) ||
-            (a->cust >= 0 && aml_ingest_party(in, a->id, g->c[a->cust].id, "primary", err)))
+        account_rec(&g->a[i], br, sizeof br, &r);
+        if (k->account(k->ud, &r, err))
             return -1;
     }
-    char ref[24], pb[24], lb[24];
-    for (size_t i = 0; i < g->nt; i++) {
-        gtx *t = &g->t[i];
-        aml_txn_rec r;
-        memset(&r, 0, sizeof r);
-        tx_ref(i, ref, sizeof ref);
-        r.txn_ref = ref;
-        r.booked_at = t->at;
-        r.precision = AML_PREC_SECOND;
-        r.from_account = t->from >= 0 ? g->a[t->from].id : NULL;
-        r.to_account = t->to >= 0 ? g->a[t->to].id : NULL;
-        r.amount_minor = t->amt;
-        r.currency = "USD";
-        r.channel = gch_names[t->ch];
-        r.txn_type = t->type;
-        r.conductor_id = person_id(t->cond, g, pb, sizeof pb);
-        r.location_id = t->loc >= 0 ? branch_id(t->loc, lb, sizeof lb) : NULL;
-        r.location_region = t->loc >= 0 ? branch_region(t->loc) : NULL;
-        r.location_country = t->loc >= 0 ? "US" : NULL;
-        r.gt_is_laundering.has = 1;
-        r.gt_is_laundering.v = t->inst >= 0 && !g->in[t->inst].lookalike;
-        r.gt_attempt_id = t->inst >= 0 ? g->in[t->inst].id : NULL;
-        r.gt_label = t->inst >= 0 ? aml_catalog()[g->in[t->inst].typ].id : NULL;
-        if (aml_ingest_txn(in, &r, NULL, err))
+    for (size_t i = 0; i < g->na; i++)
+        if (g->a[i].cust >= 0 && k->party(k->ud, g->a[i].id, g->c[g->a[i].cust].id, err))
             return -1;
-    }
-    /* uid -> sorted position, for trade documents. */
+    return 0;
+}
+
+/* Trade documents name their transaction by the reference of its sorted position. */
+static int emit_trades(const gen *g, const rec_sink *k, aml_err *err)
+{
     size_t *pos = malloc((g->nt ? g->nt : 1) * sizeof *pos);
     if (!pos)
         return aml_errf(err, "out of memory");
     for (size_t i = 0; i < g->nt; i++)
         pos[g->t[i].uid] = i;
-    for (size_t i = 0; i < g->ntr; i++) {
-        gtrade *d = &g->tr[i];
+    char ref[24];
+    int rc = 0;
+    for (size_t i = 0; i < g->ntr && !rc; i++) {
         aml_trade_rec r;
-        memset(&r, 0, sizeof r);
-        tx_ref(pos[d->tx_uid], ref, sizeof ref);
-        r.doc_id = d->doc;
-        r.txn_ref = ref;
-        r.buyer_name = d->buyer;
-        r.seller_name = d->seller;
-        r.invoice_amount_minor = d->invoice;
-        r.currency = "USD";
-        r.goods_description = d->goods;
-        r.hs_code = d->hs;
-        r.origin_country = d->origin;
-        r.destination_country = d->dest;
-        if (aml_ingest_trade(in, &r, err)) {
-            free(pos);
-            return -1;
-        }
+        tx_ref(pos[g->tr[i].tx_uid], ref, sizeof ref);
+        trade_rec(&g->tr[i], ref, &r);
+        rc = k->trade(k->ud, &r, err);
     }
     free(pos);
+    return rc;
+}
+
+static int emit_cases(const gen *g, const rec_sink *k, aml_err *err)
+{
     for (size_t i = 0; i < g->ncs; i++) {
-        gcase *c = &g->cs[i];
+        const gcase *c = &g->cs[i];
         const char *ids[8];
-        for (int k = 0; k < c->naccts; k++)
-            ids[k] = g->a[c->accts[k]].id;
+        for (int j = 0; j < c->naccts; j++)
+            ids[j] = g->a[c->accts[j]].id;
         char title[128];
         snprintf(title, sizeof title, "Transaction monitoring alert on %s", g->a[c->accts[0]].id);
         aml_case_rec r;
@@ -1532,14 +1605,19 @@ static int emit_store(gen *g, aml_ingest *in, aml_err *err)
         r.window_to = c->to;
         r.accounts = ids;
         r.naccounts = (size_t)c->naccts;
-        if (aml_ingest_case(in, &r, err))
+        if (k->kase(k->ud, &r, err))
             return -1;
     }
+    return 0;
+}
+
+static int emit_truths(const gen *g, const rec_sink *k, aml_err *err)
+{
     for (size_t i = 0; i < g->nin; i++) {
-        ginst *n = &g->in[i];
+        const ginst *n = &g->in[i];
         const char *ids[48];
-        for (int k = 0; k < n->naccts; k++)
-            ids[k] = g->a[n->accts[k]].id;
+        for (int j = 0; j < n->naccts; j++)
+            ids[j] = g->a[n->accts[j]].id;
         char ov[256];
         overlap_str(n->typ, ov, sizeof ov);
         aml_truth_rec r;
@@ -1552,10 +1630,30 @@ static int emit_store(gen *g, aml_ingest *in, aml_err *err)
         r.overlap = n->lookalike ? "" : ov;
         r.accounts = ids;
         r.naccounts = (size_t)n->naccts;
-        if (aml_ingest_truth(in, &r, err))
+        if (k->truth(k->ud, &r, err))
             return -1;
     }
     return 0;
+}
+
+static int emit(const gen *g, const rec_sink *k, aml_err *err)
+{
+    for (size_t i = 0; i < g->nc; i++) {
+        aml_customer_rec r;
+        customer_rec(&g->c[i], &r);
+        if (k->customer(k->ud, &r, err))
+            return -1;
+    }
+    if (emit_accounts(g, k, err))
+        return -1;
+    char ref[24], pb[24], lb[24];
+    for (size_t i = 0; i < g->nt; i++) {
+        aml_txn_rec r;
+        txn_rec(g, i, ref, pb, lb, &r);
+        if (k->txn(k->ud, &r, err))
+            return -1;
+    }
+    return emit_trades(g, k, err) || emit_cases(g, k, err) || emit_truths(g, k, err) ? -1 : 0;
 }
 
 static void fill_stats(const gen *g, aml_gen_stats *st)
@@ -1577,15 +1675,60 @@ static void fill_stats(const gen *g, aml_gen_stats *st)
         st->laundering_rows += g->t[i].inst >= 0 && !g->in[g->t[i].inst].lookalike;
 }
 
+/* Sets up and builds the native bank. */
+static int generate(gen *g, const aml_gen_opts *o, aml_err *err)
+{
+    if (setup(g, o))
+        return aml_errf(err, "bad --start date");
+    if (build_native(g)) {
+        gen_free(g);
+        return aml_errf(err, "out of memory while generating");
+    }
+    return 0;
+}
+
+/* ---- the store sink ---- */
+
+static int st_customer(void *ud, const aml_customer_rec *r, aml_err *err)
+{
+    return aml_ingest_customer(ud, r, err);
+}
+
+static int st_account(void *ud, const aml_account_rec *r, aml_err *err)
+{
+    return aml_ingest_account(ud, r, NULL, err);
+}
+
+static int st_party(void *ud, const char *account_id, const char *customer_id, aml_err *err)
+{
+    return aml_ingest_party(ud, account_id, customer_id, "primary", err);
+}
+
+static int st_txn(void *ud, const aml_txn_rec *r, aml_err *err)
+{
+    return aml_ingest_txn(ud, r, NULL, err);
+}
+
+static int st_trade(void *ud, const aml_trade_rec *r, aml_err *err)
+{
+    return aml_ingest_trade(ud, r, err);
+}
+
+static int st_case(void *ud, const aml_case_rec *r, aml_err *err)
+{
+    return aml_ingest_case(ud, r, err);
+}
+
+static int st_truth(void *ud, const aml_truth_rec *r, aml_err *err)
+{
+    return aml_ingest_truth(ud, r, err);
+}
+
 int aml_gen_store(aml_store *s, const aml_gen_opts *o, aml_gen_stats *st, aml_err *err)
 {
     gen g;
-    if (setup(&g, o))
-        return aml_errf(err, "bad --start date");
-    if (build_native(&g)) {
-        gen_free(&g);
-        return aml_errf(err, "out of memory while generating");
-    }
+    if (generate(&g, o, err))
+        return -1;
     aml_ingest *in;
     aml_ingest_opts io;
     memset(&io, 0, sizeof io);
@@ -1594,7 +1737,8 @@ int aml_gen_store(aml_store *s, const aml_gen_opts *o, aml_gen_stats *st, aml_er
         gen_free(&g);
         return -1;
     }
-    if (emit_store(&g, in, err)) {
+    rec_sink k = {st_customer, st_account, st_party, st_txn, st_trade, st_case, st_truth, in};
+    if (emit(&g, &k, err)) {
         aml_ingest_abort(in);
         gen_free(&g);
         return -1;
@@ -1604,7 +1748,7 @@ int aml_gen_store(aml_store *s, const aml_gen_opts *o, aml_gen_stats *st, aml_er
     return aml_ingest_commit(in, NULL, err);
 }
 
-/* ---- writing: native CSV ----------------------------------------------------------------- */
+/* ---- the native CSV sink (the records of aml_native_headers) ---- */
 
 /* Writes a CSV field, quoting when needed. */
 static void csvf(FILE *f, const char *s, int last)
@@ -1632,147 +1776,166 @@ static void csvi(FILE *f, int64_t v, int has, int last)
     fputc(last ? '\n' : ',', f);
 }
 
+/* Account ids joined with ';'. */
+static void csv_ids(FILE *f, const char *const *ids, size_t n, int last)
+{
+    char buf[2048] = "";
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+        k += (size_t)snprintf(buf + k, k < sizeof buf ? sizeof buf - k : 0, "%s%s", j ? ";" : "", ids[j]);
+    csvf(f, buf, last);
+}
+
+static int csv_customer(void *ud, const aml_customer_rec *r, aml_err *err)
+{
+    FILE *f = ud;
+    (void)err;
+    fputs("customer,", f);
+    csvf(f, r->customer_id, 0);
+    csvf(f, r->customer_type, 0);
+    csvf(f, r->full_name, 0);
+    csvf(f, r->first_name, 0);
+    csvf(f, r->last_name, 0);
+    csvf(f, r->date_of_birth, 0);
+    csvf(f, r->country, 0);
+    csvf(f, r->occupation, 0);
+    csvf(f, r->naics_code, 0);
+    csvf(f, r->region, 0);
+    csvf(f, r->city, 0);
+    csvf(f, r->risk_rating, 0);
+    csvf(f, r->pep ? "1" : "0", 0);
+    csvf(f, r->onboarded_at, 0);
+    csvf(f, r->cash_intensive ? "1" : "0", 0);
+    csvi(f, r->expected_monthly_cash.v, r->expected_monthly_cash.has, 0);
+    csvi(f, r->expected_monthly_volume.v, r->expected_monthly_volume.has, 0);
+    csvi(f, r->declared_annual_income.v, r->declared_annual_income.has, 1);
+    return 0;
+}
+
+static int csv_account(void *ud, const aml_account_rec *r, aml_err *err)
+{
+    FILE *f = ud;
+    (void)err;
+    fputs("account,", f);
+    csvf(f, r->account_id, 0);
+    csvf(f, r->is_internal ? "1" : "0", 0);
+    csvf(f, r->bank_id, 0);
+    csvf(f, r->institution_name, 0);
+    csvf(f, r->account_type, 0);
+    csvf(f, r->currency, 0);
+    csvf(f, r->status, 0);
+    csvf(f, r->opened_at, 0);
+    csvi(f, r->opening_deposit.v, r->opening_deposit.has, 0);
+    csvf(f, r->home_branch_id, 0);
+    csvf(f, r->home_region, 0);
+    csvf(f, r->country, 0);
+    csvf(f, r->holder_name, 1);
+    return 0;
+}
+
+static int csv_party(void *ud, const char *account_id, const char *customer_id, aml_err *err)
+{
+    (void)err;
+    fprintf(ud, "party,%s,%s,primary\n", account_id, customer_id);
+    return 0;
+}
+
+static int csv_txn(void *ud, const aml_txn_rec *r, aml_err *err)
+{
+    static const char *const precisions[] = {"second", "minute", "day"};
+    FILE *f = ud;
+    char when[21];
+    (void)err;
+    aml_fmt_time(r->booked_at, when);
+    fputs("txn,", f);
+    csvf(f, r->txn_ref, 0);
+    csvf(f, when, 0);
+    csvf(f, precisions[r->precision], 0);
+    csvf(f, r->from_account, 0);
+    csvf(f, r->to_account, 0);
+    csvi(f, r->amount_minor, 1, 0);
+    csvf(f, r->currency, 0);
+    csvf(f, r->channel, 0);
+    csvf(f, r->txn_type, 0);
+    csvf(f, r->conductor_id, 0);
+    csvf(f, r->location_id, 0);
+    csvf(f, r->location_region, 0);
+    csvf(f, r->location_country, 0);
+    csvf(f, r->counterparty_name, 0);
+    csvf(f, r->memo, 0);
+    csvi(f, r->gt_is_laundering.v, r->gt_is_laundering.has, 0);
+    csvf(f, r->gt_label, 0);
+    csvf(f, r->gt_attempt_id, 1);
+    return 0;
+}
+
+static int csv_trade(void *ud, const aml_trade_rec *r, aml_err *err)
+{
+    FILE *f = ud;
+    (void)err;
+    fputs("trade,", f);
+    csvf(f, r->doc_id, 0);
+    csvf(f, r->txn_ref, 0);
+    csvf(f, r->buyer_name, 0);
+    csvf(f, r->seller_name, 0);
+    csvi(f, r->invoice_amount_minor, 1, 0);
+    csvf(f, r->currency, 0);
+    csvf(f, r->goods_description, 0);
+    csvf(f, r->hs_code, 0);
+    csvf(f, r->origin_country, 0);
+    csvf(f, r->destination_country, 1);
+    return 0;
+}
+
+static int csv_case(void *ud, const aml_case_rec *r, aml_err *err)
+{
+    FILE *f = ud;
+    char from[21], to[21];
+    (void)err;
+    aml_fmt_time(r->window_from, from);
+    aml_fmt_time(r->window_to, to);
+    fputs("case,", f);
+    csvf(f, r->case_id, 0);
+    csvf(f, r->title, 0);
+    csvf(f, r->status, 0);
+    csvf(f, r->priority, 0);
+    csvf(f, r->origin, 0);
+    csvf(f, r->opened_at, 0);
+    csvf(f, r->detection_date, 0);
+    csvf(f, from, 0);
+    csvf(f, to, 0);
+    csv_ids(f, r->accounts, r->naccounts, 1);
+    return 0;
+}
+
+static int csv_truth(void *ud, const aml_truth_rec *r, aml_err *err)
+{
+    FILE *f = ud;
+    (void)err;
+    fputs("truth,", f);
+    csvf(f, r->instance_id, 0);
+    csvf(f, r->typology_id, 0);
+    csvf(f, r->kind, 0);
+    csvf(f, r->variant, 0);
+    csvf(f, r->case_id, 0);
+    csvf(f, r->overlap, 0);
+    csv_ids(f, r->accounts, r->naccounts, 1);
+    return 0;
+}
+
 int aml_gen_native(FILE *f, const aml_gen_opts *o, aml_gen_stats *st, aml_err *err)
 {
     gen g;
-    if (setup(&g, o))
-        return aml_errf(err, "bad --start date");
-    if (build_native(&g)) {
-        gen_free(&g);
-        return aml_errf(err, "out of memory while generating");
-    }
+    if (generate(&g, o, err))
+        return -1;
     for (int i = 0; aml_native_headers[i]; i++)
         fprintf(f, "%s\n", aml_native_headers[i]);
-    for (size_t i = 0; i < g.nc; i++) {
-        gcust *c = &g.c[i];
-        fputs("customer,", f);
-        csvf(f, c->id, 0);
-        csvf(f, c->entity ? "entity" : "individual", 0);
-        csvf(f, c->name, 0);
-        csvf(f, c->entity ? NULL : c->first, 0);
-        csvf(f, c->entity ? NULL : c->last, 0);
-        csvf(f, c->entity ? NULL : c->dob, 0);
-        csvf(f, "US", 0);
-        csvf(f, c->occ, 0);
-        csvf(f, c->naics, 0);
-        csvf(f, c->region, 0);
-        csvf(f, NULL, 0);
-        csvf(f, "low", 0);
-        csvf(f, "0", 0);
-        csvf(f, c->onboard, 0);
-        csvf(f, c->cash_int ? "1" : "0", 0);
-        csvi(f, c->exp_cash, c->exp_cash > 0, 0);
-        csvi(f, c->exp_vol, c->exp_vol > 0, 0);
-        csvi(f, c->income, c->income > 0, 1);
-    }
-    char br[24];
-    for (size_t i = 0; i < g.na; i++) {
-        gacct *a = &g.a[i];
-        fputs("account,", f);
-        csvf(f, a->id, 0);
-        csvf(f, a->internal ? "1" : "0", 0);
-        csvf(f, a->bank, 0);
-        csvf(f, a->internal ? "Example Community Bank" : NULL, 0);
-        csvf(f, a->type, 0);
-        csvf(f, "USD", 0);
-        csvf(f, "active", 0);
-        csvf(f, a->internal ? a->opened : NULL, 0);
-        csvi(f, a->dep, a->internal && a->has_dep, 0);
-        csvf(f, a->branch >= 0 ? branch_id(a->branch, br, sizeof br) : NULL, 0);
-        csvf(f, a->branch >= 0 ? branch_region(a->branch) : NULL, 0);
-        csvf(f, a->country, 0);
-        csvf(f, a->holder[0] ? a->holder : NULL, 1);
-    }
-    for (size_t i = 0; i < g.na; i++)
-        if (g.a[i].cust >= 0)
-            fprintf(f, "party,%s,%s,primary\n", g.a[i].id, g.c[g.a[i].cust].id);
-    char ref[24], when[21], pb[24], lb[24];
-    for (size_t i = 0; i < g.nt; i++) {
-        gtx *t = &g.t[i];
-        tx_ref(i, ref, sizeof ref);
-        aml_fmt_time(t->at, when);
-        fputs("txn,", f);
-        csvf(f, ref, 0);
-        csvf(f, when, 0);
-        csvf(f, "second", 0);
-        csvf(f, t->from >= 0 ? g.a[t->from].id : NULL, 0);
-        csvf(f, t->to >= 0 ? g.a[t->to].id : NULL, 0);
-        csvi(f, t->amt, 1, 0);
-        csvf(f, "USD", 0);
-        csvf(f, gch_names[t->ch], 0);
-        csvf(f, t->type, 0);
-        csvf(f, person_id(t->cond, &g, pb, sizeof pb), 0);
-        csvf(f, t->loc >= 0 ? branch_id(t->loc, lb, sizeof lb) : NULL, 0);
-        csvf(f, t->loc >= 0 ? branch_region(t->loc) : NULL, 0);
-        csvf(f, t->loc >= 0 ? "US" : NULL, 0);
-        csvf(f, NULL, 0);
-        csvf(f, NULL, 0);
-        csvi(f, t->inst >= 0 && !g.in[t->inst].lookalike, 1, 0);
-        csvf(f, t->inst >= 0 ? aml_catalog()[g.in[t->inst].typ].id : NULL, 0);
-        csvf(f, t->inst >= 0 ? g.in[t->inst].id : NULL, 1);
-    }
-    size_t *pos = malloc((g.nt ? g.nt : 1) * sizeof *pos);
-    if (!pos) {
-        gen_free(&g);
-        return aml_errf(err, "out of memory");
-    }
-    for (size_t i = 0; i < g.nt; i++)
-        pos[g.t[i].uid] = i;
-    for (size_t i = 0; i < g.ntr; i++) {
-        gtrade *d = &g.tr[i];
-        tx_ref(pos[d->tx_uid], ref, sizeof ref);
-        fputs("trade,", f);
-        csvf(f, d->doc, 0);
-        csvf(f, ref, 0);
-        csvf(f, d->buyer, 0);
-        csvf(f, d->seller, 0);
-        csvi(f, d->invoice, 1, 0);
-        csvf(f, "USD", 0);
-        csvf(f, d->goods, 0);
-        csvf(f, d->hs, 0);
-        csvf(f, d->origin, 0);
-        csvf(f, d->dest, 1);
-    }
-    free(pos);
-    for (size_t i = 0; i < g.ncs; i++) {
-        gcase *c = &g.cs[i];
-        char from[21], to[21], title[128], ids[512] = "";
-        aml_fmt_time(c->from, from);
-        aml_fmt_time(c->to, to);
-        snprintf(title, sizeof title, "Transaction monitoring alert on %s", g.a[c->accts[0]].id);
-        size_t k = 0;
-        for (int j = 0; j < c->naccts; j++)
-            k += (size_t)snprintf(ids + k, sizeof ids - k, "%s%s", j ? ";" : "", g.a[c->accts[j]].id);
-        fputs("case,", f);
-        csvf(f, c->id, 0);
-        csvf(f, title, 0);
-        csvf(f, "open", 0);
-        csvf(f, "normal", 0);
-        csvf(f, "alert", 0);
-        csvf(f, c->opened, 0);
-        csvf(f, c->detection, 0);
-        csvf(f, from, 0);
-        csvf(f, to, 0);
-        csvf(f, ids, 1);
-    }
-    for (size_t i = 0; i < g.nin; i++) {
-        ginst *n = &g.in[i];
-        char ov[256], ids[2048] = "";
-        overlap_str(n->typ, ov, sizeof ov);
-        size_t k = 0;
-        for (int j = 0; j < n->naccts; j++)
-            k += (size_t)snprintf(ids + k, k < sizeof ids ? sizeof ids - k : 0, "%s%s", j ? ";" : "", g.a[n->accts[j]].id);
-        fputs("truth,", f);
-        csvf(f, n->id, 0);
-        csvf(f, aml_catalog()[n->typ].id, 0);
-        csvf(f, n->lookalike ? "lookalike" : "injected", 0);
-        csvf(f, n->variant, 0);
-        csvf(f, n->casei >= 0 ? g.cs[n->casei].id : NULL, 0);
-        csvf(f, n->lookalike ? NULL : ov, 0);
-        csvf(f, ids, 1);
-    }
+    rec_sink k = {csv_customer, csv_account, csv_party, csv_txn, csv_trade, csv_case, csv_truth, f};
+    int rc = emit(&g, &k, err);
     fill_stats(&g, st);
     gen_free(&g);
+    if (rc)
+        return -1;
     if (ferror(f))
         return aml_errf(err, "write error");
     return 0;
@@ -1810,6 +1973,159 @@ static int aw_member(gen *g, const int *ind, int nind)
     return aml_rng_chance(&g->r, 0.5) ? aw_fresh(g) : ind[aml_rng_range(&g->r, 0, nind - 1)];
 }
 
+/* A random individual of the bank. */
+static int aw_ind(gen *g, const int *ind, int nind)
+{
+    return ind[aml_rng_range(&g->r, 0, nind - 1)];
+}
+
+/* FAN-IN (kind 0) / FAN-OUT (kind 1): one hub and 5-12 counterparties. */
+static int aw_fan(gen *g, int inst, int kind, const int *ind, int nind, int64_t t0, int fmt)
+{
+    int hub = aw_ind(g, ind, nind);
+    int n = (int)aml_rng_range(&g->r, 5, 12);
+    snprintf(g->in[inst].awdetail, sizeof g->in[inst].awdetail, "Max %d-degree %s", n, kind ? "Fan-Out" : "Fan-In");
+    inst_acct(g, inst, hub);
+    for (int i = 0; i < n; i++) {
+        int m = aw_member(g, ind, nind);
+        CHECK(m);
+        if (m == hub)
+            continue;
+        inst_acct(g, inst, m);
+        int64_t at = t0 + aml_rng_range(&g->r, 0, 9 * 24) * AML_HOUR;
+        int64_t amt = money(g, 2100, 9000);
+        CHECK(kind ? aw_tx(g, at, hub, m, amt, fmt, inst) : aw_tx(g, at, m, hub, amt, fmt, inst));
+    }
+    return 0;
+}
+
+/* CYCLE: 2-6 hops back to the first account. */
+static int aw_cycle(gen *g, int inst, const int *ind, int nind, int64_t t0, int fmt)
+{
+    int n = (int)aml_rng_range(&g->r, 2, 6);
+    snprintf(g->in[inst].awdetail, sizeof g->in[inst].awdetail, "Max %d hops", n);
+    int first = aw_ind(g, ind, nind), prev = first;
+    inst_acct(g, inst, first);
+    int64_t amt = money(g, 5000, 50000), at = t0;
+    for (int h = 0; h < n; h++) {
+        int next = h == n - 1 ? first : aw_fresh(g);
+        CHECK(next);
+        inst_acct(g, inst, next);
+        CHECK(aw_tx(g, at, prev, next, amt, fmt, inst));
+        at += aml_rng_range(&g->r, 6, 80) * AML_HOUR;
+        amt = amt * aml_rng_range(&g->r, 90, 98) / 100;
+        prev = next;
+    }
+    return 0;
+}
+
+/* SCATTER-GATHER: a source, 3-6 fresh intermediaries, a sink. */
+static int aw_scatter_gather(gen *g, int inst, const int *ind, int nind, int64_t t0, int fmt)
+{
+    int src = aw_ind(g, ind, nind), sink = aw_member(g, ind, nind);
+    CHECK(sink);
+    int k = (int)aml_rng_range(&g->r, 3, 6);
+    inst_acct(g, inst, src);
+    inst_acct(g, inst, sink);
+    for (int i = 0; i < k; i++) {
+        int m = aw_fresh(g);
+        CHECK(m);
+        inst_acct(g, inst, m);
+        int64_t amt = money(g, 3000, 12000), at = t0 + aml_rng_range(&g->r, 0, 30) * AML_HOUR;
+        CHECK(aw_tx(g, at, src, m, amt, fmt, inst));
+        CHECK(aw_tx(g, at + aml_rng_range(&g->r, 4, 60) * AML_HOUR, m, sink, amt * aml_rng_range(&g->r, 90, 98) / 100,
+                    fmt, inst));
+    }
+    return 0;
+}
+
+/* GATHER-SCATTER: 3-6 originators pay a hub, which pays 3-6 beneficiaries. */
+static int aw_gather_scatter(gen *g, int inst, const int *ind, int nind, int64_t t0, int fmt)
+{
+    int hub = aw_ind(g, ind, nind);
+    int k = (int)aml_rng_range(&g->r, 3, 6), m = (int)aml_rng_range(&g->r, 3, 6);
+    inst_acct(g, inst, hub);
+    int64_t in = 0, at = t0;
+    for (int i = 0; i < k; i++) {
+        int o = aw_member(g, ind, nind);
+        CHECK(o);
+        if (o == hub)
+            continue;
+        inst_acct(g, inst, o);
+        int64_t amt = money(g, 3000, 10000);
+        in += amt;
+        at += aml_rng_range(&g->r, 2, 16) * AML_HOUR;
+        CHECK(aw_tx(g, at, o, hub, amt, fmt, inst));
+    }
+    for (int i = 0; i < m; i++) {
+        int b = aw_member(g, ind, nind);
+        CHECK(b);
+        if (b == hub)
+            continue;
+        inst_acct(g, inst, b);
+        at += aml_rng_range(&g->r, 2, 16) * AML_HOUR;
+        CHECK(aw_tx(g, at, hub, b, in * aml_rng_range(&g->r, 85, 95) / 100 / m, fmt, inst));
+    }
+    return 0;
+}
+
+/* The originators of a STACK or a BIPARTITE: a known individual, then members. */
+static int aw_originators(gen *g, int inst, const int *ind, int nind, int *orig, int no)
+{
+    for (int i = 0; i < no; i++) {
+        orig[i] = i == 0 ? aw_ind(g, ind, nind) : aw_member(g, ind, nind);
+        CHECK(orig[i]);
+        inst_acct(g, inst, orig[i]);
+    }
+    return 0;
+}
+
+/* STACK: 2-3 originators -> 2-3 fresh intermediaries -> 2-3 beneficiaries, all to all. */
+static int aw_stack(gen *g, int inst, const int *ind, int nind, int64_t t0, int fmt)
+{
+    int no = (int)aml_rng_range(&g->r, 2, 3), ni = (int)aml_rng_range(&g->r, 2, 3), nb = (int)aml_rng_range(&g->r, 2, 3);
+    int orig[3], mid[3], ben[3];
+    CHECK(aw_originators(g, inst, ind, nind, orig, no));
+    for (int i = 0; i < ni; i++) {
+        CHECK(mid[i] = aw_fresh(g));
+        inst_acct(g, inst, mid[i]);
+    }
+    for (int i = 0; i < nb; i++) {
+        CHECK(ben[i] = aw_member(g, ind, nind));
+        inst_acct(g, inst, ben[i]);
+    }
+    int64_t got[3] = {0};
+    for (int o = 0; o < no; o++)
+        for (int i = 0; i < ni; i++) {
+            int64_t amt = money(g, 2000, 8000);
+            got[i] += amt;
+            CHECK(aw_tx(g, t0 + aml_rng_range(&g->r, 0, 24) * AML_HOUR, orig[o], mid[i], amt, fmt, inst));
+        }
+    for (int i = 0; i < ni; i++)
+        for (int b = 0; b < nb; b++)
+            CHECK(aw_tx(g, t0 + aml_rng_range(&g->r, 30, 70) * AML_HOUR, mid[i], ben[b],
+                        got[i] * aml_rng_range(&g->r, 88, 96) / 100 / nb, fmt, inst));
+    return 0;
+}
+
+/* BIPARTITE: 2-3 originators each pay the same 2-4 fresh beneficiaries. */
+static int aw_bipartite(gen *g, int inst, const int *ind, int nind, int64_t t0, int fmt)
+{
+    int no = (int)aml_rng_range(&g->r, 2, 3), nb = (int)aml_rng_range(&g->r, 2, 4);
+    int orig[3], ben[4];
+    CHECK(aw_originators(g, inst, ind, nind, orig, no));
+    for (int i = 0; i < nb; i++) {
+        CHECK(ben[i] = aw_fresh(g));
+        inst_acct(g, inst, ben[i]);
+    }
+    for (int o = 0; o < no; o++)
+        for (int b = 0; b < nb; b++)
+            CHECK(aw_tx(g, t0 + aml_rng_range(&g->r, 0, 7 * 24) * AML_HOUR, orig[o], ben[b], money(g, 1500, 8000), fmt,
+                        inst));
+    return 0;
+}
+
+/* One laundering attempt of an AMLworld pattern among the individuals ind[0, nind). */
 static int aw_pattern(gen *g, int kind, const int *ind, int nind)
 {
     static const char *const labels[] = {"FAN-IN", "FAN-OUT", "CYCLE", "SCATTER-GATHER", "GATHER-SCATTER", "STACK",
@@ -1823,131 +2139,13 @@ static int aw_pattern(gen *g, int kind, const int *ind, int nind)
     int fmt = aml_rng_chance(&g->r, 0.7) ? GCH_ACH : GCH_WIRE;
     switch (kind) {
     case 0:
-    case 1: {
-        int hub = ind[aml_rng_range(&g->r, 0, nind - 1)];
-        int n = (int)aml_rng_range(&g->r, 5, 12);
-        snprintf(g->in[inst].awdetail, sizeof g->in[inst].awdetail, "Max %d-degree %s", n, kind ? "Fan-Out" : "Fan-In");
-        inst_acct(g, inst, hub);
-        for (int i = 0; i < n; i++) {
-            int m = aw_member(g, ind, nind);
-            CHECK(m);
-            if (m == hub)
-                continue;
-            inst_acct(g, inst, m);
-            int64_t at = t0 + aml_rng_range(&g->r, 0, 9 * 24) * AML_HOUR;
-            int64_t amt = money(g, 2100, 9000);
-            CHECK(kind ? aw_tx(g, at, hub, m, amt, fmt, inst) : aw_tx(g, at, m, hub, amt, fmt, inst));
-        }
-        break;
+    case 1: return aw_fan(g, inst, kind, ind, nind, t0, fmt);
+    case 2: return aw_cycle(g, inst, ind, nind, t0, fmt);
+    case 3: return aw_scatter_gather(g, inst, ind, nind, t0, fmt);
+    case 4: return aw_gather_scatter(g, inst, ind, nind, t0, fmt);
+    case 5: return aw_stack(g, inst, ind, nind, t0, fmt);
+    default: return aw_bipartite(g, inst, ind, nind, t0, fmt);
     }
-    case 2: {
-        int n = (int)aml_rng_range(&g->r, 2, 6);
-        snprintf(g->in[inst].awdetail, sizeof g->in[inst].awdetail, "Max %d hops", n);
-        int first = ind[aml_rng_range(&g->r, 0, nind - 1)], prev = first;
-        inst_acct(g, inst, first);
-        int64_t amt = money(g, 5000, 50000), at = t0;
-        for (int h = 0; h < n; h++) {
-            int next = h == n - 1 ? first : aw_fresh(g);
-            CHECK(next);
-            inst_acct(g, inst, next);
-            CHECK(aw_tx(g, at, prev, next, amt, fmt, inst));
-            at += aml_rng_range(&g->r, 6, 80) * AML_HOUR;
-            amt = amt * aml_rng_range(&g->r, 90, 98) / 100;
-            prev = next;
-        }
-        break;
-    }
-    case 3: {
-        int src = ind[aml_rng_range(&g->r, 0, nind - 1)], sink = aw_member(g, ind, nind);
-        CHECK(sink);
-        int k = (int)aml_rng_range(&g->r, 3, 6);
-        inst_acct(g, inst, src);
-        inst_acct(g, inst, sink);
-        for (int i = 0; i < k; i++) {
-            int m = aw_fresh(g);
-            CHECK(m);
-            inst_acct(g, inst, m);
-            int64_t amt = money(g, 3000, 12000), at = t0 + aml_rng_range(&g->r, 0, 30) * AML_HOUR;
-            CHECK(aw_tx(g, at, src, m, amt, fmt, inst));
-            CHECK(aw_tx(g, at + aml_rng_range(&g->r, 4, 60) * AML_HOUR, m, sink, amt * aml_rng_range(&g->r, 90, 98) / 100, fmt, inst));
-        }
-        break;
-    }
-    case 4: {
-        int hub = ind[aml_rng_range(&g->r, 0, nind - 1)];
-        int k = (int)aml_rng_range(&g->r, 3, 6), m = (int)aml_rng_range(&g->r, 3, 6);
-        inst_acct(g, inst, hub);
-        int64_t in = 0, at = t0;
-        for (int i = 0; i < k; i++) {
-            int o = aw_member(g, ind, nind);
-            CHECK(o);
-            if (o == hub)
-                continue;
-            inst_acct(g, inst, o);
-            int64_t amt = money(g, 3000, 10000);
-            in += amt;
-            at += aml_rng_range(&g->r, 2, 16) * AML_HOUR;
-            CHECK(aw_tx(g, at, o, hub, amt, fmt, inst));
-        }
-        for (int i = 0; i < m; i++) {
-            int b = aw_member(g, ind, nind);
-            CHECK(b);
-            if (b == hub)
-                continue;
-            inst_acct(g, inst, b);
-            at += aml_rng_range(&g->r, 2, 16) * AML_HOUR;
-            CHECK(aw_tx(g, at, hub, b, in * aml_rng_range(&g->r, 85, 95) / 100 / m, fmt, inst));
-        }
-        break;
-    }
-    case 5: {
-        int no = (int)aml_rng_range(&g->r, 2, 3), ni = (int)aml_rng_range(&g->r, 2, 3), nb = (int)aml_rng_range(&g->r, 2, 3);
-        int orig[3], mid[3], ben[3];
-        for (int i = 0; i < no; i++) {
-            orig[i] = i == 0 ? ind[aml_rng_range(&g->r, 0, nind - 1)] : aw_member(g, ind, nind);
-            CHECK(orig[i]);
-            inst_acct(g, inst, orig[i]);
-        }
-        for (int i = 0; i < ni; i++) {
-            CHECK(mid[i] = aw_fresh(g));
-            inst_acct(g, inst, mid[i]);
-        }
-        for (int i = 0; i < nb; i++) {
-            CHECK(ben[i] = aw_member(g, ind, nind));
-            inst_acct(g, inst, ben[i]);
-        }
-        int64_t got[3] = {0};
-        for (int o = 0; o < no; o++)
-            for (int i = 0; i < ni; i++) {
-                int64_t amt = money(g, 2000, 8000);
-                got[i] += amt;
-                CHECK(aw_tx(g, t0 + aml_rng_range(&g->r, 0, 24) * AML_HOUR, orig[o], mid[i], amt, fmt, inst));
-            }
-        for (int i = 0; i < ni; i++)
-            for (int b = 0; b < nb; b++)
-                CHECK(aw_tx(g, t0 + aml_rng_range(&g->r, 30, 70) * AML_HOUR, mid[i], ben[b],
-                            got[i] * aml_rng_range(&g->r, 88, 96) / 100 / nb, fmt, inst));
-        break;
-    }
-    default: {
-        int no = (int)aml_rng_range(&g->r, 2, 3), nb = (int)aml_rng_range(&g->r, 2, 4);
-        int orig[3], ben[4];
-        for (int i = 0; i < no; i++) {
-            orig[i] = i == 0 ? ind[aml_rng_range(&g->r, 0, nind - 1)] : aw_member(g, ind, nind);
-            CHECK(orig[i]);
-            inst_acct(g, inst, orig[i]);
-        }
-        for (int i = 0; i < nb; i++) {
-            CHECK(ben[i] = aw_fresh(g));
-            inst_acct(g, inst, ben[i]);
-        }
-        for (int o = 0; o < no; o++)
-            for (int b = 0; b < nb; b++)
-                CHECK(aw_tx(g, t0 + aml_rng_range(&g->r, 0, 7 * 24) * AML_HOUR, orig[o], ben[b], money(g, 1500, 8000), fmt, inst));
-        break;
-    }
-    }
-    return 0;
 }
 
 static int build_amlworld(gen *g)
