@@ -16,9 +16,9 @@
  *
  * usage: bench_aml WORKDIR [--quick]   (--quick: 10% sizes, for a smoke run)
  */
-#include "cases.h"
-#include "gen.h"
-#include "tools.h"
+#include "engine/cases.h"
+#include "commands/gen.h"
+#include "tools/tools.h"
 
 #include <pthread.h>
 #include <stdlib.h>

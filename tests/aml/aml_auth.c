@@ -10,9 +10,9 @@
  *   - a token with aml.sar drafts the SAR;
  *   - the audit log records each call under the token's subject.
  */
-#include "gen.h"
+#include "commands/gen.h"
 #include "test_as.h"
-#include "tools.h"
+#include "tools/tools.h"
 
 #include <mcp/mcp.h>
 

@@ -6,11 +6,11 @@
 #ifndef AML_TEST_H
 #define AML_TEST_H
 
-#include "cases.h"
-#include "eval.h"
-#include "gen.h"
-#include "ingest.h"
-#include "scan.h"
+#include "engine/cases.h"
+#include "commands/eval.h"
+#include "commands/gen.h"
+#include "commands/ingest.h"
+#include "engine/scan.h"
 #include "testlib.h"
 
 #include <stdarg.h>

@@ -8,7 +8,7 @@
  * one audit entry per call with an intact chain.
  */
 #include "amltest.h"
-#include "tools.h"
+#include "tools/tools.h"
 
 #include <pthread.h>
 #include <time.h>

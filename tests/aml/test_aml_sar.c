@@ -9,7 +9,7 @@
  * draft id, and the length limit with hundreds of evidence transactions.
  */
 #include "amltest.h"
-#include "sar.h"
+#include "engine/sar.h"
 
 #include <ctype.h>
 #include <regex.h>

@@ -1,0 +1,414 @@
+/*
+ * Detection-quality evaluation: see eval.h.
+ */
+#include "commands/eval.h"
+#include "commands/gen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- over generated cases ------------------------------------------------------------ */
+
+/* A case the generator built: the typology injected (or imitated by a look-alike). */
+typedef struct inst {
+    char case_id[AML_CASE_ID_MAX + 1];
+    int typ, lookalike;
+} inst;
+
+static int load_instances(aml_store *s, inst **out, size_t *np, aml_err *err)
+{
+    inst *ins = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id, typology_id, kind FROM gt_instances WHERE case_id IS NOT NULL "
+                                   "ORDER BY instance_id");
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            inst *ni = realloc(ins, cap * sizeof *ni);
+            if (!ni) {
+                sqlite3_reset(st);
+                free(ins);
+                return aml_errf(err, "out of memory");
+            }
+            ins = ni;
+        }
+        const char *tid = aml_col_text(st, 1);
+        snprintf(ins[n].case_id, sizeof ins[n].case_id, "%s", aml_col_text(st, 0));
+        ins[n].typ = aml_typology_index(tid, strlen(tid));
+        ins[n].lookalike = strcmp(aml_col_text(st, 2), "lookalike") == 0;
+        if (ins[n].typ >= 0)
+            n++;
+    }
+    sqlite3_reset(st);
+    *out = ins;
+    *np = n;
+    return 0;
+}
+
+/* Counts one case's matches: a hit for its own typology, an overlap, or a false alarm. */
+static void tally(const inst *in, const aml_case *c, const aml_assessment *a, aml_quality q[AML_NTYP], FILE *out)
+{
+    int x = in->typ;
+    unsigned overlap = in->lookalike ? 0 : aml_gen_overlap(x);
+    if (in->lookalike)
+        q[x].lookalikes++;
+    else
+        q[x].injected++;
+    for (int t = 0; t < AML_NTYP; t++) {
+        int hit = a->f[t].status == AML_MATCHED;
+        if (t == x && !in->lookalike) {
+            q[t].detected += hit;
+            q[t].alerts += hit;
+            continue;
+        }
+        if (!hit)
+            continue;
+        if (overlap & (1u << t)) {
+            q[t].overlap_hits++;
+            continue;
+        }
+        q[t].alerts++;
+        q[t].false_pos++;
+        if (in->lookalike && t == x)
+            q[t].lookalike_hits++;
+        if (out && getenv("AML_EVAL_VERBOSE"))
+            fprintf(out, "  false alarm: %s matched on %s (%s %s)\n", aml_catalog()[t].code, c->case_id,
+                    aml_catalog()[x].code, in->lookalike ? "look-alike" : "instance");
+    }
+    if (out && getenv("AML_EVAL_VERBOSE") && !in->lookalike && a->f[x].status != AML_MATCHED)
+        fprintf(out, "  missed: %s on %s: %s\n", aml_catalog()[x].code, c->case_id, a->f[x].explanation);
+}
+
+/* Assesses the case of one instance and counts it. */
+static int score_instance(aml_store *s, const inst *in, const aml_params *p, aml_quality q[AML_NTYP], FILE *out,
+                          aml_err *err)
+{
+    aml_case c;
+    int lr = aml_case_load(s, in->case_id, &c, err);
+    if (lr)
+        return lr > 0 ? aml_errf(err, "ground truth names unknown case %s", in->case_id) : -1;
+    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+    aml_assessment a;
+    int rc = aml_engine_run(s, &cs, p, AML_ALL_TYPOLOGIES, "case", &a, err);
+    if (!rc) {
+        tally(in, &c, &a, q, out);
+        aml_assessment_free(&a);
+    }
+    aml_case_free(&c);
+    return rc;
+}
+
+static void print_quality(FILE *out, const aml_quality q[AML_NTYP])
+{
+    fprintf(out, "%-28s %8s %8s %7s %10s %7s %6s %9s %8s\n", "typology", "injected", "detected", "recall",
+            "lookalikes", "alerts", "false", "precision", "overlap");
+    for (int t = 0; t < AML_NTYP; t++)
+        fprintf(out, "%-28s %8d %8d %6.1f%% %10d %7d %6d %8.1f%% %8d\n", aml_catalog()[t].id, q[t].injected,
+                q[t].detected, 100 * q[t].recall, q[t].lookalikes, q[t].alerts, q[t].false_pos, 100 * q[t].precision,
+                q[t].overlap_hits);
+    fprintf(out, "(overlap: matches on instances of another typology whose construction also meets this one; "
+                 "counted neither way)\n");
+}
+
+int aml_eval_cases(aml_store *s, FILE *out, aml_quality q[AML_NTYP], aml_err *err)
+{
+    memset(q, 0, sizeof(aml_quality) * AML_NTYP);
+    inst *ins;
+    size_t n;
+    if (load_instances(s, &ins, &n, err))
+        return -1;
+    aml_params p;
+    aml_params_default(&p);
+    for (size_t i = 0; i < n; i++)
+        if (score_instance(s, &ins[i], &p, q, out, err)) {
+            free(ins);
+            return -1;
+        }
+    free(ins);
+    for (int t = 0; t < AML_NTYP; t++) {
+        q[t].recall = q[t].injected ? (double)q[t].detected / q[t].injected : 0;
+        q[t].precision = q[t].alerts ? (double)(q[t].alerts - q[t].false_pos) / q[t].alerts : 1;
+    }
+    if (out)
+        print_quality(out, q);
+    return 0;
+}
+
+/* ---- AMLworld patterns after a scan ----------------------------------------------------- */
+
+static const struct {
+    const char *pattern;
+    int typ;
+    const char *variant;
+} pattern_map[AML_NPATTERNS] = {
+    {"FAN-IN", AML_T03, NULL},
+    {"FAN-OUT", AML_T04, NULL},
+    {"CYCLE", AML_T07, NULL},
+    {"SCATTER-GATHER", AML_T08, "scatter_gather"},
+    {"GATHER-SCATTER", AML_T08, "gather_scatter"},
+    {"STACK", AML_T08, "stack"},
+    {"BIPARTITE", AML_T08, "bipartite"},
+};
+
+/* A labelled laundering attempt and its accounts. */
+typedef struct attempt {
+    char id[128];
+    int pattern; /* index into pattern_map, -1 for unmapped */
+    aml_ivec accts;
+} attempt;
+
+/* A scan case and the patterns its latest assessment supports. */
+typedef struct scase {
+    char id[AML_CASE_ID_MAX + 1];
+    aml_ivec accts;
+    unsigned hits; /* bit per pattern_map entry */
+} scase;
+
+static int variant_ok(const char *metrics, const char *variant)
+{
+    if (!variant)
+        return 1;
+    mcp_json_doc *d;
+    if (mcp_json_parse(&d, metrics, strlen(metrics), NULL, NULL) != MCP_OK)
+        return 0;
+    const mcp_json *root = mcp_json_doc_root(d);
+    int ok = mcp_json_str_eq(mcp_json_get(root, "variant"), variant);
+    static const char *const keys[] = {"otherVariantsMatched", "variantsInCase"};
+    for (int k = 0; k < 2 && !ok; k++) {
+        const char *others = mcp_json_str(mcp_json_get(root, keys[k]), NULL);
+        const char *p = others ? strstr(others, variant) : NULL;
+        size_t l = strlen(variant);
+        ok = p && (p == others || p[-1] == ',') && (p[l] == '\0' || p[l] == ',');
+    }
+    mcp_json_doc_free(d);
+    return ok;
+}
+
+static int intersects(const aml_ivec *a, const aml_ivec *b)
+{
+    size_t i = 0, j = 0;
+    while (i < a->n && j < b->n) {
+        if (a->v[i] == b->v[j])
+            return 1;
+        if (a->v[i] < b->v[j])
+            i++;
+        else
+            j++;
+    }
+    return 0;
+}
+
+/* The labelled attempts, with the accounts of their transactions. */
+static int load_attempts(aml_store *s, attempt **out, size_t *np, aml_err *err)
+{
+    attempt *at = NULL;
+    size_t nat = 0, capat = 0;
+    sqlite3_stmt *st = aml_stmt(s, "SELECT gt_attempt_id, gt_label, from_acct, to_acct FROM transactions "
+                                   "WHERE gt_attempt_id IS NOT NULL AND gt_label IS NOT NULL "
+                                   "ORDER BY gt_attempt_id, txn_no");
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *id = aml_col_text(st, 0);
+        if (!nat || strcmp(at[nat - 1].id, id) != 0) {
+            if (nat == capat) {
+                capat = capat ? capat * 2 : 64;
+                attempt *na = realloc(at, capat * sizeof *na);
+                if (!na)
+                    break;
+                at = na;
+            }
+            attempt *a = &at[nat++];
+            memset(a, 0, sizeof *a);
+            snprintf(a->id, sizeof a->id, "%s", id);
+            a->pattern = -1;
+            for (int k = 0; k < AML_NPATTERNS; k++)
+                if (strcmp(pattern_map[k].pattern, aml_col_text(st, 1)) == 0)
+                    a->pattern = k;
+        }
+        for (int k = 2; k <= 3; k++)
+            if (sqlite3_column_type(st, k) != SQLITE_NULL)
+                aml_ivec_push(&at[nat - 1].accts, sqlite3_column_int64(st, k));
+    }
+    sqlite3_reset(st);
+    for (size_t i = 0; i < nat; i++)
+        aml_ivec_uniq(&at[i].accts);
+    *out = at;
+    *np = nat;
+    return 0;
+}
+
+/* A scan case's accounts, and the patterns the matched findings of assessment asm_id support. */
+static void load_scan_case(aml_store *s, scase *c, const char *case_id, const char *asm_id)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->id, sizeof c->id, "%s", case_id);
+    sqlite3_stmt *st = aml_stmt(s, "SELECT acct_no FROM case_accounts WHERE case_id = ?");
+    if (st) {
+        aml_bind_text(st, 1, c->id);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            aml_ivec_push(&c->accts, sqlite3_column_int64(st, 0));
+        sqlite3_reset(st);
+    }
+    aml_ivec_uniq(&c->accts);
+    st = aml_stmt(s, "SELECT typology_id, metrics_json FROM assessment_findings WHERE assessment_id = ? "
+                     "AND status = 'matched'");
+    if (st) {
+        aml_bind_text(st, 1, asm_id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *tid = aml_col_text(st, 0);
+            int t = aml_typology_index(tid, strlen(tid));
+            for (int k = 0; k < AML_NPATTERNS; k++)
+                if (pattern_map[k].typ == t && variant_ok(aml_col_text(st, 1), pattern_map[k].variant))
+                    c->hits |= 1u << k;
+        }
+        sqlite3_reset(st);
+    }
+}
+
+/* The cases the scan opened, with their latest assessment. */
+static int load_scan_cases(aml_store *s, scase **out, size_t *np, aml_err *err)
+{
+    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id, last_assessment_id FROM cases WHERE origin = 'scan' "
+                                   "ORDER BY case_id");
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    typedef struct pair {
+        char c[AML_CASE_ID_MAX + 1], a[40];
+    } pair;
+    pair *pairs = NULL;
+    size_t np2 = 0, capp = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (np2 == capp) {
+            capp = capp ? capp * 2 : 64;
+            pair *nw = realloc(pairs, capp * sizeof *nw);
+            if (!nw)
+                break;
+            pairs = nw;
+        }
+        snprintf(pairs[np2].c, sizeof pairs[np2].c, "%s", aml_col_text(st, 0));
+        snprintf(pairs[np2].a, sizeof pairs[np2].a, "%s", aml_col_text(st, 1));
+        np2++;
+    }
+    sqlite3_reset(st);
+    scase *cs = NULL;
+    size_t ncs = 0, capcs = 0;
+    for (size_t i = 0; i < np2; i++) {
+        if (ncs == capcs) {
+            capcs = capcs ? capcs * 2 : 64;
+            scase *nc = realloc(cs, capcs * sizeof *nc);
+            if (!nc)
+                break;
+            cs = nc;
+        }
+        load_scan_case(s, &cs[ncs++], pairs[i].c, pairs[i].a);
+    }
+    free(pairs);
+    *out = cs;
+    *np = ncs;
+    return 0;
+}
+
+/* Recall over the attempts of pattern k, precision over the cases that support it. */
+static void score_pattern(aml_pattern_quality *q, int k, const attempt *at, size_t nat, const scase *cs, size_t ncs)
+{
+    for (size_t i = 0; i < nat; i++) {
+        if (at[i].pattern != k)
+            continue;
+        q->attempts++;
+        for (size_t j = 0; j < ncs; j++)
+            if ((cs[j].hits & (1u << k)) && intersects(&cs[j].accts, &at[i].accts)) {
+                q->detected++;
+                break;
+            }
+    }
+    for (size_t j = 0; j < ncs; j++) {
+        if (!(cs[j].hits & (1u << k)))
+            continue;
+        q->alerts++;
+        for (size_t i = 0; i < nat; i++)
+            if (at[i].pattern == k && intersects(&cs[j].accts, &at[i].accts)) {
+                q->true_alerts++;
+                break;
+            }
+        for (size_t i = 0; i < nat; i++)
+            if (intersects(&cs[j].accts, &at[i].accts)) {
+                q->laundering_alerts++;
+                break;
+            }
+    }
+    q->recall = q->attempts ? (double)q->detected / q->attempts : 0;
+    q->precision = q->alerts ? (double)q->true_alerts / q->alerts : 0;
+}
+
+static void print_patterns(FILE *out, const aml_pattern_quality q[AML_NPATTERNS])
+{
+    fprintf(out, "(precision: alerts of that typology/variant whose case covers an attempt of the pattern; "
+                 "on laundering: ... of any pattern)\n");
+    fprintf(out, "%-16s %-22s %8s %8s %7s %7s %6s %9s %13s\n", "pattern", "typology (variant)", "attempts",
+            "detected", "recall", "alerts", "true", "precision", "on laundering");
+    for (int k = 0; k < AML_NPATTERNS; k++) {
+        char tv[48];
+        snprintf(tv, sizeof tv, "%s%s%s%s", aml_catalog()[pattern_map[k].typ].code, pattern_map[k].variant ? " (" : "",
+                 pattern_map[k].variant ? pattern_map[k].variant : "", pattern_map[k].variant ? ")" : "");
+        fprintf(out, "%-16s %-22s %8d %8d %6.1f%% %7d %6d %8.1f%% %12.1f%%\n", q[k].pattern, tv, q[k].attempts,
+                q[k].detected, 100 * q[k].recall, q[k].alerts, q[k].true_alerts, 100 * q[k].precision,
+                q[k].alerts ? 100.0 * q[k].laundering_alerts / q[k].alerts : 0.0);
+    }
+}
+
+int aml_eval_patterns(aml_store *s, FILE *out, aml_pattern_quality q[AML_NPATTERNS], aml_err *err)
+{
+    memset(q, 0, sizeof(aml_pattern_quality) * AML_NPATTERNS);
+    for (int i = 0; i < AML_NPATTERNS; i++)
+        q[i].pattern = pattern_map[i].pattern;
+    attempt *at = NULL;
+    scase *cs = NULL;
+    size_t nat = 0, ncs = 0;
+    if (load_attempts(s, &at, &nat, err))
+        return -1;
+    if (load_scan_cases(s, &cs, &ncs, err)) {
+        free(at);
+        return -1;
+    }
+    for (int k = 0; k < AML_NPATTERNS; k++)
+        score_pattern(&q[k], k, at, nat, cs, ncs);
+    if (out)
+        print_patterns(out, q);
+    for (size_t i = 0; i < nat; i++)
+        free(at[i].accts.v);
+    free(at);
+    for (size_t j = 0; j < ncs; j++)
+        free(cs[j].accts.v);
+    free(cs);
+    return 0;
+}
+
+/* ---- the eval command ---------------------------------------------------------------------- */
+
+int aml_eval(aml_store *s, FILE *out, aml_err *err)
+{
+    sqlite3_stmt *q = aml_stmt(s, "SELECT (SELECT count(*) FROM gt_instances), "
+                                  "(SELECT count(*) FROM transactions WHERE gt_attempt_id IS NOT NULL)");
+    int64_t ninst = 0, nlab = 0;
+    if (q && sqlite3_step(q) == SQLITE_ROW) {
+        ninst = sqlite3_column_int64(q, 0);
+        nlab = sqlite3_column_int64(q, 1);
+    }
+    if (q)
+        sqlite3_reset(q);
+    if (ninst) {
+        aml_quality qq[AML_NTYP];
+        fprintf(out, "Detection quality over generated cases (ground truth: gt_instances)\n");
+        return aml_eval_cases(s, out, qq, err);
+    }
+    if (nlab) {
+        aml_pattern_quality pq[AML_NPATTERNS];
+        fprintf(out, "Pattern recall and precision over labelled attempts (cases from scan)\n");
+        return aml_eval_patterns(s, out, pq, err);
+    }
+    fprintf(stderr, "mcp-server-aml: the store has no ground truth to evaluate against\n");
+    return 1;
+}

@@ -1,0 +1,53 @@
+/*
+ * Detection-quality evaluation against ground truth: the generator's
+ * (gt_instances: which typology each case was built to show) or a
+ * dataset's labels (transactions.gt_*: AMLworld and AMLSim attempts).
+ * Only the evaluation reads ground truth; the engine never does.
+ */
+#ifndef AML_EVAL_H
+#define AML_EVAL_H
+
+#include "engine/cases.h"
+
+/* Per-typology quality over generated cases. */
+typedef struct aml_quality {
+    int injected, detected, lookalikes, lookalike_hits, alerts, false_pos, overlap_hits;
+    double recall, precision;
+} aml_quality;
+
+/**
+ * Assesses every case that has generator ground truth and scores each
+ * typology: recall over injected instances, precision over the cases it
+ * matched, where a match on an instance of another typology whose
+ * construction also satisfies this one (aml_gen_overlap) is neither a hit
+ * nor a false alarm. Prints the table to `out` (may be NULL).
+ */
+int aml_eval_cases(aml_store *s, FILE *out, aml_quality q[AML_NTYP], aml_err *err);
+
+/* AMLworld patterns, scored after import + scan. */
+#define AML_NPATTERNS 7
+typedef struct aml_pattern_quality {
+    const char *pattern;   /* FAN-IN ... */
+    int attempts, detected, alerts, true_alerts;
+    int laundering_alerts; /* alerts whose case covers an attempt of any pattern */
+    double recall, precision;
+} aml_pattern_quality;
+
+/**
+ * For each labelled pattern: recall = attempts with a scan case on one of
+ * their accounts matching the corresponding typology (and, for the layering
+ * shapes, that variant); precision = such cases that do cover an attempt of
+ * the pattern. Prints the table to `out`.
+ */
+int aml_eval_patterns(aml_store *s, FILE *out, aml_pattern_quality q[AML_NPATTERNS], aml_err *err);
+
+
+/**
+ * The `eval` command: aml_eval_cases when the store has generator ground
+ * truth, else aml_eval_patterns when it has labelled transactions, each
+ * with a heading on `out`. @return 0, 1 when there is no ground truth
+ * (said on stderr), -1 on a store error.
+ */
+int aml_eval(aml_store *s, FILE *out, aml_err *err);
+
+#endif /* AML_EVAL_H */

@@ -1,0 +1,524 @@
+/*
+ * mcp-server-aml: the command line. Serving is the default; the
+ * subcommands build and inspect case stores.
+ *
+ *   mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--transcript FILE] [--actor NAME]
+ *   mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] PATH...
+ *   mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,...] [--instances N]
+ *                      [--lookalikes N] [--start DATE] [--format native|amlworld] (--out FILE | --db FILE)
+ *   mcp-server-aml scan [--db FILE] [--from DATE] [--to DATE] [--detected DATE]
+ *   mcp-server-aml assess [--db FILE] CASE-ID
+ *   mcp-server-aml eval [--db FILE]
+ *   mcp-server-aml audit verify [--db FILE]
+ *
+ * stdout carries protocol frames when serving, reports otherwise; every
+ * diagnostic goes to stderr. Exit status: 0 ok, 1 failure, 2 usage or
+ * an unusable database.
+ */
+#include "commands/eval.h"
+#include "commands/gen.h"
+#include "engine/scan.h"
+#include "tools/tools.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage:\n"
+    "  mcp-server-aml [--db FILE] [--http [HOST:]PORT [AUTH]] [--transcript FILE] [--actor NAME]\n"
+    "      serve MCP over stdio (without --db: an in-memory demo store); over HTTP with OAuth when\n"
+    "      AUTH options are given (tools need aml.read, aml.assess or aml.sar; the audit log records\n"
+    "      the token's subject):\n" MCP_AUTH_ARGS_HELP
+    "  mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] PATH...\n"
+    "  mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,T03,...] [--instances N]\n"
+    "                     [--lookalikes N] [--start YYYY-MM-DD] [--format native|amlworld]\n"
+    "                     (--out FILE | --db FILE)\n"
+    "  mcp-server-aml scan [--db FILE] [--from DATE] [--to DATE] [--detected DATE]\n"
+    "  mcp-server-aml assess [--db FILE] CASE-ID  print a case assessment (assessCase) as JSON\n"
+    "  mcp-server-aml eval [--db FILE]          detection quality against the ground truth\n"
+    "  mcp-server-aml audit verify [--db FILE]  check the hash chain of the audit log\n";
+
+static int die_usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "mcp-server-aml: %s\n", msg);
+    fputs(usage, stderr);
+    return 2;
+}
+
+/* Value of an option at argv[*i] ("--x V"); advances *i. */
+static const char *optval(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "mcp-server-aml: %s needs a value\n", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_date_opt(const char *s, int end_of_day, int64_t *out)
+{
+    int prec;
+    if (aml_parse_time(s, strlen(s), out, &prec))
+        return -1;
+    if (prec == AML_PREC_DAY && end_of_day)
+        *out += AML_DAY - 1;
+    return 0;
+}
+
+static int open_store(const char *db, unsigned flags, aml_store **s)
+{
+    aml_err err = {{0}};
+    if (aml_store_open(s, db, flags, &err)) {
+        fprintf(stderr, "mcp-server-aml: %s\n", err.msg);
+        return 2;
+    }
+    return 0;
+}
+
+static void audit_cli(aml_store *s, const char *action, const char *detail, int ok)
+{
+    char user[64], digest[65];
+    const char *u = getenv("USER");
+    snprintf(user, sizeof user, "cli:%s", u && *u ? u : "unknown");
+    aml_sha256_hex(detail, strlen(detail), digest);
+    aml_audit_entry e = {user, action, NULL, digest, NULL, ok ? "ok" : "error", detail};
+    aml_err err;
+    if (aml_audit_append(s, &e, &err))
+        fprintf(stderr, "mcp-server-aml: warning: %s\n", err.msg);
+}
+
+/* ---- import --------------------------------------------------------------------------- */
+
+static int cmd_import(int argc, char **argv)
+{
+    const char *db = NULL, *fmt = NULL;
+    aml_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.progress = 1;
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    size_t np = 0;
+    if (!paths)
+        return 1;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0) {
+            if (!(db = optval(argc, argv, &i)))
+                goto usage;
+        } else if (strcmp(argv[i], "--format") == 0) {
+            if (!(fmt = optval(argc, argv, &i)))
+                goto usage;
+        } else if (strcmp(argv[i], "--skip-bad-rows") == 0) {
+            o.skip_bad = 1;
+        } else if (strcmp(argv[i], "--fail-on-bad-row") == 0) {
+            o.skip_bad = 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "mcp-server-aml: unknown option %s\n", argv[i]);
+            goto usage;
+        } else {
+            paths[np++] = argv[i];
+        }
+    }
+    aml_format f;
+    if (!db || !fmt || !np || aml_format_parse(fmt, &f)) {
+        fprintf(stderr, "mcp-server-aml: import needs --db, --format native|amlworld|amlsim and files\n");
+        goto usage;
+    }
+    o.source = fmt;
+    aml_store *s;
+    int rc = open_store(db, AML_OPEN_CREATE, &s);
+    if (rc) {
+        free(paths);
+        return rc;
+    }
+    aml_ingest_stats st;
+    aml_err err = {{0}};
+    int64_t t0 = aml_mono_ns();
+    rc = aml_import(s, f, paths, np, &o, stderr, &st, &err);
+    char detail[256];
+    if (rc) {
+        fprintf(stderr, "mcp-server-aml: import failed: %s\n", err.msg);
+        snprintf(detail, sizeof detail, "import %s: failed", fmt);
+        audit_cli(s, "cli.import", detail, 0);
+    } else {
+        double secs = (double)(aml_mono_ns() - t0) / 1e9;
+        printf("imported %llu rows in %.2f s (%.0f rows/s): %llu transactions, %llu accounts, %llu customers, "
+               "%llu cases, %llu labelled, %llu skipped\n",
+               (unsigned long long)st.rows, secs, secs > 0 ? (double)st.rows / secs : 0.0,
+               (unsigned long long)st.transactions, (unsigned long long)st.accounts, (unsigned long long)st.customers,
+               (unsigned long long)st.cases, (unsigned long long)st.labels, (unsigned long long)st.skipped);
+        snprintf(detail, sizeof detail, "import %s: %llu rows, %llu skipped", fmt, (unsigned long long)st.rows,
+                 (unsigned long long)st.skipped);
+        audit_cli(s, "cli.import", detail, 1);
+    }
+    aml_store_close(s);
+    free(paths);
+    return rc ? 1 : 0;
+usage:
+    free(paths);
+    return die_usage(NULL);
+}
+
+/* ---- gen ------------------------------------------------------------------------------ */
+
+static int parse_inject(const char *s, unsigned *mask)
+{
+    *mask = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (strcmp(tok, "all") == 0) {
+            *mask = AML_ALL_TYPOLOGIES;
+            continue;
+        }
+        if (strcmp(tok, "none") == 0)
+            continue;
+        int t = aml_typology_index(tok, strlen(tok));
+        if (t < 0)
+            return -1;
+        *mask |= 1u << t;
+    }
+    return 0;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    aml_gen_opts o;
+    aml_gen_defaults(&o);
+    const char *out = NULL, *db = NULL, *fmt = "native";
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v;
+        long n;
+        if (strcmp(a, "--out") == 0 || strcmp(a, "--db") == 0 || strcmp(a, "--format") == 0 ||
+            strcmp(a, "--start") == 0 || strcmp(a, "--inject") == 0 || strcmp(a, "--seed") == 0 ||
+            strcmp(a, "--customers") == 0 || strcmp(a, "--days") == 0 || strcmp(a, "--instances") == 0 ||
+            strcmp(a, "--lookalikes") == 0) {
+            if (!(v = optval(argc, argv, &i)))
+                return die_usage(NULL);
+        } else {
+            fprintf(stderr, "mcp-server-aml: unknown option %s\n", a);
+            return die_usage(NULL);
+        }
+        if (strcmp(a, "--out") == 0)
+            out = v;
+        else if (strcmp(a, "--db") == 0)
+            db = v;
+        else if (strcmp(a, "--format") == 0)
+            fmt = v;
+        else if (strcmp(a, "--start") == 0)
+            o.start = v;
+        else if (strcmp(a, "--inject") == 0) {
+            if (parse_inject(v, &o.inject))
+                return die_usage("--inject takes typology ids like T01,T03 (or all)");
+        } else if (strcmp(a, "--seed") == 0) {
+            char *end;
+            o.seed = strtoull(v, &end, 10);
+            if (!*v || *end)
+                return die_usage("--seed takes a number");
+        } else if (parse_int(v, a[2] == 'l' ? 0 : 1, 10000000, &n)) {
+            fprintf(stderr, "mcp-server-aml: %s takes a positive number\n", a);
+            return die_usage(NULL);
+        } else if (strcmp(a, "--customers") == 0)
+            o.customers = (int)n;
+        else if (strcmp(a, "--days") == 0)
+            o.days = (int)n;
+        else if (strcmp(a, "--instances") == 0)
+            o.instances = (int)n;
+        else
+            o.lookalikes = (int)n;
+    }
+    if (strcmp(fmt, "native") != 0 && strcmp(fmt, "amlworld") != 0)
+        return die_usage("--format is native or amlworld");
+    o.amlworld = strcmp(fmt, "amlworld") == 0;
+    if ((!out) == (!db))
+        return die_usage("gen needs exactly one of --out FILE or --db FILE");
+    if (db && o.amlworld)
+        return die_usage("--format amlworld writes files: use --out (then import them)");
+    aml_gen_stats st;
+    aml_err err = {{0}};
+    int rc;
+    if (db) {
+        aml_store *s;
+        if ((rc = open_store(db, AML_OPEN_CREATE, &s)))
+            return rc;
+        rc = aml_gen_store(s, &o, &st, &err);
+        audit_cli(s, "cli.gen", rc ? "gen: failed" : "gen: ok", !rc);
+        aml_store_close(s);
+    } else if (o.amlworld) {
+        char acc[4096], pat[4096];
+        rc = aml_gen_amlworld(out, &o, &st, acc, pat, sizeof acc, &err);
+        if (!rc)
+            fprintf(stderr, "wrote %s, %s, %s\n", out, acc, pat);
+    } else {
+        FILE *f = strcmp(out, "-") == 0 ? stdout : fopen(out, "wb");
+        if (!f) {
+            fprintf(stderr, "mcp-server-aml: cannot write %s\n", out);
+            return 1;
+        }
+        rc = aml_gen_native(f, &o, &st, &err);
+        if (f != stdout && fclose(f) != 0 && !rc)
+            rc = aml_errf(&err, "cannot write %s", out);
+    }
+    if (rc) {
+        fprintf(stderr, "mcp-server-aml: gen failed: %s\n", err.msg);
+        return 1;
+    }
+    fprintf(stderr,
+            "generated seed %llu: %llu customers, %llu accounts, %llu transactions (%llu laundering), %llu cases, "
+            "%llu injected instances, %llu look-alikes\n",
+            (unsigned long long)o.seed, (unsigned long long)st.customers, (unsigned long long)st.accounts,
+            (unsigned long long)st.transactions, (unsigned long long)st.laundering_rows, (unsigned long long)st.cases,
+            (unsigned long long)st.instances, (unsigned long long)st.lookalikes);
+    return 0;
+}
+
+/* ---- scan, eval, audit --------------------------------------------------------------------- */
+
+static int store_for(const char *db, unsigned flags, aml_store **s)
+{
+    if (db)
+        return open_store(db, flags, s);
+    aml_err err = {{0}};
+    if (aml_demo_store(s, &err)) {
+        fprintf(stderr, "mcp-server-aml: demo store: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_scan(int argc, char **argv)
+{
+    const char *db = NULL;
+    aml_scan_opts o;
+    memset(&o, 0, sizeof o);
+    o.progress = 1;
+    o.actor = "scan";
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (strcmp(a, "--db") && strcmp(a, "--from") && strcmp(a, "--to") && strcmp(a, "--detected")) {
+            fprintf(stderr, "mcp-server-aml: unknown option %s\n", a);
+            return die_usage(NULL);
+        }
+        if (!(v = optval(argc, argv, &i)))
+            return die_usage(NULL);
+        int64_t t;
+        if (strcmp(a, "--db") == 0)
+            db = v;
+        else if (strcmp(a, "--detected") == 0) {
+            if (parse_date_opt(v, 0, &t))
+                return die_usage("--detected takes YYYY-MM-DD");
+            o.detected = v;
+        } else if (parse_date_opt(v, strcmp(a, "--to") == 0, &t)) {
+            return die_usage("--from/--to take YYYY-MM-DD or a timestamp");
+        } else if (strcmp(a, "--from") == 0)
+            o.from = t;
+        else
+            o.to = t;
+    }
+    if ((o.from || o.to) && (!o.from || !o.to || o.to < o.from))
+        return die_usage("give both --from and --to, in order");
+    aml_store *s;
+    int rc = store_for(db, 0, &s);
+    if (rc)
+        return rc;
+    aml_err err = {{0}};
+    aml_scan_stats st;
+    rc = aml_scan(s, &o, stdout, &st, &err);
+    if (rc)
+        fprintf(stderr, "mcp-server-aml: scan failed: %s\n", err.msg);
+    char detail[160];
+    snprintf(detail, sizeof detail, "scan: %lld accounts, %lld cases opened, %lld updated",
+             (long long)st.accounts_evaluated, (long long)st.cases_opened, (long long)st.cases_updated);
+    audit_cli(s, "cli.scan", detail, !rc);
+    aml_store_close(s);
+    return rc ? 1 : 0;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+    const char *db = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0) {
+            if (!(db = optval(argc, argv, &i)))
+                return die_usage(NULL);
+        } else {
+            return die_usage("eval takes --db FILE");
+        }
+    }
+    aml_store *s;
+    int rc = store_for(db, AML_OPEN_READONLY, &s);
+    if (rc)
+        return rc;
+    aml_err err = {{0}};
+    rc = aml_eval(s, stdout, &err);
+    if (rc < 0)
+        fprintf(stderr, "mcp-server-aml: eval failed: %s\n", err.msg);
+    aml_store_close(s);
+    return rc ? 1 : 0;
+}
+
+static int cmd_audit(int argc, char **argv)
+{
+    if (argc < 3 || strcmp(argv[2], "verify") != 0)
+        return die_usage("audit takes: verify [--db FILE]");
+    const char *db = NULL;
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0) {
+            if (!(db = optval(argc, argv, &i)))
+                return die_usage(NULL);
+        } else {
+            return die_usage("audit verify takes --db FILE");
+        }
+    }
+    aml_store *s;
+    int rc = store_for(db, AML_OPEN_READONLY | AML_OPEN_CHECK, &s);
+    if (rc)
+        return rc;
+    aml_err err = {{0}};
+    int64_t bad = 0;
+    rc = aml_audit_verify(s, stdout, &bad, &err);
+    if (rc < 0)
+        fprintf(stderr, "mcp-server-aml: audit verify: %s\n", err.msg);
+    aml_store_close(s);
+    return rc == 0 ? 0 : 1;
+}
+
+static int cmd_assess(int argc, char **argv)
+{
+    const char *db = NULL, *id = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0) {
+            if (!(db = optval(argc, argv, &i)))
+                return die_usage(NULL);
+        } else if (!id && argv[i][0] != '-') {
+            id = argv[i];
+        } else {
+            return die_usage("assess takes [--db FILE] CASE-ID");
+        }
+    }
+    if (!id)
+        return die_usage("assess takes [--db FILE] CASE-ID");
+    aml_store *s;
+    int rc = store_for(db, AML_OPEN_READONLY, &s);
+    if (rc)
+        return rc;
+    aml_err err = {{0}};
+    aml_case c;
+    int lr = aml_case_load(s, id, &c, &err);
+    if (lr) {
+        fprintf(stderr, "mcp-server-aml: %s\n", lr > 0 ? "no such case" : err.msg);
+        aml_store_close(s);
+        return 1;
+    }
+    aml_params p;
+    aml_params_default(&p);
+    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+    aml_assessment a;
+    if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, &err)) {
+        fprintf(stderr, "mcp-server-aml: %s\n", err.msg);
+        rc = 1;
+    } else {
+        aml_recommendation r;
+        aml_recommend(s, &c, &a, &r);
+        mcp_buf b;
+        mcp_jw w;
+        mcp_buf_init(&b, 0);
+        mcp_jw_init(&w, &b);
+        aml_assessment_write(s, &w, &c, &a, "case", &r);
+        if (mcp_jw_finish(&w) == MCP_OK)
+            printf("%s\n", b.data);
+        mcp_buf_cleanup(&b);
+        aml_assessment_free(&a);
+    }
+    aml_case_free(&c);
+    aml_store_close(s);
+    return rc;
+}
+
+/* ---- serve ---------------------------------------------------------------------------------- */
+
+static int cmd_serve(int argc, char **argv)
+{
+    const char *db = NULL;
+    aml_serve_opts so;
+    memset(&so, 0, sizeof so);
+    aml_app app;
+    memset(&app, 0, sizeof app);
+    app.actor = "stdio-client";
+    mcp_auth_opts auth;
+    memset(&auth, 0, sizeof auth);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("mcp-server-aml %s (engine %s, catalog %s, libmcp %s)\n", MCP_VERSION_STRING, AML_ENGINE_VERSION,
+                   AML_CATALOG_VERSION, mcp_version());
+            return 0;
+        }
+        int used = 0;
+        if (mcp_auth_parse_arg(&auth, a, i + 1 < argc ? argv[i + 1] : NULL, &used) == MCP_OK && used) {
+            i += used - 1;
+            so.auth = &auth;
+            continue;
+        }
+        if (!strncmp(a, "--auth-", 7) || !strcmp(a, "--resource-url")) {
+            fprintf(stderr, "mcp-server-aml: %s needs a value\n", a);
+            return die_usage(NULL);
+        }
+        const char *v;
+        if (strcmp(a, "--db") && strcmp(a, "--http") && strcmp(a, "--transcript") && strcmp(a, "--actor")) {
+            fprintf(stderr, "mcp-server-aml: unknown option or command %s\n", a);
+            return die_usage(NULL);
+        }
+        if (!(v = optval(argc, argv, &i)))
+            return die_usage(NULL);
+        if (strcmp(a, "--db") == 0)
+            db = v;
+        else if (strcmp(a, "--http") == 0)
+            so.http = v;
+        else if (strcmp(a, "--transcript") == 0)
+            so.transcript = v;
+        else
+            app.actor = v;
+    }
+    if (so.auth && !so.http) {
+        fprintf(stderr, "mcp-server-aml: --auth-* options need --http (stdio has no tokens)\n");
+        return die_usage(NULL);
+    }
+    int rc = store_for(db, AML_OPEN_CHECK, &app.store);
+    if (rc)
+        return rc;
+    rc = aml_serve(&app, &so);
+    aml_store_close(app.store);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "import") == 0)
+        return cmd_import(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "gen") == 0)
+        return cmd_gen(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "scan") == 0)
+        return cmd_scan(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "eval") == 0)
+        return cmd_eval(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "audit") == 0)
+        return cmd_audit(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "assess") == 0)
+        return cmd_assess(argc, argv);
+    return cmd_serve(argc, argv);
+}

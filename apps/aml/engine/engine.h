@@ -1,0 +1,109 @@
+/*
+ * The typology engine: evaluates T01-T14 over a case's focus accounts and
+ * review window, and renders the assessment as JSON.
+ *
+ * Deterministic by construction: the engine reads nothing but the store
+ * (transactions, accounts, KYC, FX rates, jurisdiction lists, trade
+ * documents), sorts every set it iterates by (booked_at, txn_no), bounds
+ * every graph search with counted limits rather than time, and uses no
+ * clock and no randomness. The same data and parameters give the same
+ * bytes. The generator's ground-truth columns are never read.
+ */
+#ifndef AML_ENGINE_H
+#define AML_ENGINE_H
+
+#include "engine/catalog.h"
+#include "store/store.h"
+
+/* Finding status. */
+#define AML_NOT_MATCHED 0
+#define AML_MATCHED 1
+#define AML_NOT_EVALUABLE 2
+
+/* Evidence roles. */
+#define AML_ROLE_TRIGGER 0
+#define AML_ROLE_CONTEXT 1
+
+/* Evidence kept per finding (the rest is counted in metrics). */
+#define AML_MAX_EVIDENCE 200
+
+/* One evidence transaction. */
+typedef struct aml_evidence {
+    int64_t at;   /* booked_at (sort key) */
+    int64_t no;   /* txn_no */
+    int64_t usd;  /* amount in USD cents */
+    int role;     /* AML_ROLE_* */
+} aml_evidence;
+
+/* The result of one typology (over the best focus account). */
+typedef struct aml_finding {
+    int typ;              /* catalog index */
+    int status;           /* AML_MATCHED, ... */
+    int score;            /* 0-100 */
+    char *explanation;    /* plain language (malloc) */
+    char *metrics_json;   /* JSON object text (malloc) */
+    char *missing_json;   /* JSON array of missing inputs, or NULL (malloc) */
+    aml_evidence *ev;     /* ordered by (at, no) (malloc) */
+    size_t nev;           /* evidence kept */
+    int64_t focus_acct;   /* the account the finding is about */
+    char variant[32];     /* T01/T08 variant, "" otherwise */
+    char variants[128];   /* T08: every variant matched, over all focus accounts (comma list) */
+    int64_t amount_usd;   /* sum of trigger evidence in USD cents */
+    int64_t first_at, last_at; /* span of the trigger evidence */
+} aml_finding;
+
+/* What to assess. */
+typedef struct aml_case_spec {
+    const char *case_id;   /* for the assessment id */
+    const int64_t *accts;  /* focus acct_nos, ascending */
+    size_t naccts;
+    int64_t from, to;      /* review window, seconds, inclusive */
+} aml_case_spec;
+
+/* A whole assessment. */
+typedef struct aml_assessment {
+    aml_finding f[AML_NTYP]; /* by catalog index; only those in mask are set */
+    unsigned mask;           /* typologies evaluated (bit per index) */
+    int matched;             /* how many matched */
+    int not_evaluable;       /* how many not evaluable */
+    int case_score;          /* max matched score */
+    const char *risk_level;  /* "low" | "medium" | "high" */
+    const char *outcome;     /* typologies_matched | no_typology_matched | partial_not_evaluable */
+    char params_sha[65];     /* effective parameters */
+    char data_sha[65];       /* transactions read */
+    char assessment_id[32];  /* "asm_" + 24 hex, from case, kind, mask, params, data */
+    aml_params params;       /* the parameters used */
+    int64_t edges_read;      /* transactions read in total */
+} aml_assessment;
+
+/**
+ * Runs the typologies in `mask` over the case. `kind` ("case" or
+ * "typology") enters the assessment id. Caller holds the store lock.
+ * @return 0, or -1 on a store error (err says which).
+ */
+int aml_engine_run(aml_store *s, const aml_case_spec *cs, const aml_params *p, unsigned mask, const char *kind,
+                   aml_assessment *out, aml_err *err);
+
+/** Frees what a run allocated; safe on a zeroed or half-filled assessment. */
+void aml_assessment_free(aml_assessment *a);
+
+/** "matched" / "not_matched" / "not_evaluable". */
+const char *aml_status_name(int status);
+
+/** Risk level of a case score: < 40 low, 40-69 medium, >= 70 high. */
+const char *aml_risk_level(int score);
+
+/**
+ * Writes one evidence transaction object (txnId, role, bookedAt, amount,
+ * currency, amountUsdMinor, channel, direction relative to `focus`,
+ * accountId, counterpartyAccountId, locationId). @return 0, -1 if gone.
+ */
+int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_t focus);
+
+/** Public transaction id of a txn_no: its source id, or "#<txn_no>". */
+void aml_txn_id(aml_store *s, int64_t txn_no, char *out, size_t n);
+
+/** Writes a finding object (the shape of aml-domain.md section 5). */
+void aml_finding_write(aml_store *s, mcp_jw *w, const aml_assessment *a, int typ);
+
+#endif /* AML_ENGINE_H */

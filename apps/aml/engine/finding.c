@@ -1,0 +1,417 @@
+/*
+ * The finding builder (see typology.h) and the JSON of findings and their
+ * evidence (see engine.h).
+ *
+ * A finding's score is the sum of its components, capped at 100; its
+ * evidence is ordered by (booked_at, txn_no), one entry per transaction,
+ * the first AML_MAX_EVIDENCE of them listed.
+ */
+#include "engine/typology.h"
+
+#include <stdarg.h>
+
+/* ---- building a finding ------------------------------------------------------- */
+
+void fb_init(fbuild *b, eng *e, aml_finding *f, int typ, int64_t acct)
+{
+    memset(b, 0, sizeof *b);
+    memset(f, 0, sizeof *f);
+    b->f = f;
+    b->e = e;
+    f->typ = typ;
+    f->focus_acct = acct;
+    mcp_buf_init(&b->mb, 0);
+    mcp_jw_init(&b->mw, &b->mb);
+    mcp_jw_object_begin(&b->mw);
+}
+
+void fb_int(fbuild *b, const char *k, int64_t v)
+{
+    mcp_jw_key(&b->mw, k);
+    mcp_jw_int(&b->mw, v);
+}
+
+double eng_round4(double x)
+{
+    if (!isfinite(x))
+        return 0;
+    return round(x * 10000.0) / 10000.0;
+}
+
+void fb_dbl(fbuild *b, const char *k, double v)
+{
+    mcp_jw_key(&b->mw, k);
+    mcp_jw_double(&b->mw, eng_round4(v));
+}
+
+void fb_str(fbuild *b, const char *k, const char *v)
+{
+    mcp_jw_key(&b->mw, k);
+    mcp_jw_string(&b->mw, v);
+}
+
+void fb_date(fbuild *b, const char *k, int64_t t)
+{
+    char d[11];
+    aml_fmt_date(t, d);
+    fb_str(b, k, d);
+}
+
+void fb_bool(fbuild *b, const char *k, int v)
+{
+    mcp_jw_key(&b->mw, k);
+    mcp_jw_bool(&b->mw, v);
+}
+
+void fb_comp(fbuild *b, int pts, const char *fmt, ...)
+{
+    if (b->ncomps == 16 || pts == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->comps[b->ncomps].what, sizeof b->comps[0].what, fmt, ap);
+    va_end(ap);
+    b->comps[b->ncomps++].pts = pts;
+}
+
+static int cmp_ev(const void *a, const void *b)
+{
+    const aml_evidence *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    if (x->no != y->no)
+        return x->no < y->no ? -1 : 1;
+    return x->role - y->role;
+}
+
+/* Evidence kept while a finding is built: the earliest EV_CAP by (time, txn), via a max-heap
+ * once full, so a busy account costs O(n log EV_CAP), not a sort of everything. */
+#define EV_CAP 1024
+
+static int ev_less(const aml_evidence *x, const aml_evidence *y)
+{
+    return cmp_ev(x, y) < 0;
+}
+
+static void ev_sift_down(aml_evidence *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && ev_less(&h[m], &h[l]))
+            m = l;
+        if (r < n && ev_less(&h[m], &h[r]))
+            m = r;
+        if (m == i)
+            return;
+        aml_evidence tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+}
+
+void fb_ev(fbuild *b, const etx *t, int role)
+{
+    b->ev_total++;
+    if (b->nev == EV_CAP) {
+        aml_evidence x = {t->at, t->no, t->usd, role};
+        if (b->ev_total == EV_CAP + 1)
+            for (size_t i = EV_CAP / 2; i-- > 0;)
+                ev_sift_down(b->ev, EV_CAP, i);
+        if (ev_less(&x, &b->ev[0])) {
+            b->ev[0] = x;
+            ev_sift_down(b->ev, EV_CAP, 0);
+        }
+        return;
+    }
+    if (b->nev == b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 16;
+        aml_evidence *ne = realloc(b->ev, nc * sizeof *ne);
+        if (!ne) {
+            b->e->oom = 1;
+            return;
+        }
+        b->ev = ne;
+        b->cap = nc;
+    }
+    aml_evidence *x = &b->ev[b->nev++];
+    x->at = t->at;
+    x->no = t->no;
+    x->usd = t->usd;
+    x->role = role;
+}
+
+void fb_ev_cash(fbuild *b, const cash_row *c, int role)
+{
+    etx t = {c->no, c->at, 0, c->usd, c->dir, CH_CASH};
+    fb_ev(b, &t, role);
+}
+
+void fb_explain(fbuild *b, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    free(b->f->explanation);
+    b->f->explanation = aml_strdup(buf);
+}
+
+void fb_missing(fbuild *b, const char *a, const char *c)
+{
+    mcp_buf m;
+    mcp_jw w;
+    mcp_buf_init(&m, 0);
+    mcp_jw_init(&w, &m);
+    mcp_jw_array_begin(&w);
+    if (a)
+        mcp_jw_string(&w, a);
+    if (c)
+        mcp_jw_string(&w, c);
+    mcp_jw_array_end(&w);
+    free(b->f->missing_json);
+    b->f->missing_json = aml_strndup(m.data, m.len);
+    mcp_buf_cleanup(&m);
+}
+
+
+/* The score (matched findings only) and its breakdown in the metrics. */
+static void write_score(fbuild *b, int status)
+{
+    int score = 0;
+    if (status == AML_MATCHED) {
+        for (int i = 0; i < b->ncomps; i++)
+            score += b->comps[i].pts;
+        score = score > 100 ? 100 : score < 0 ? 0 : score;
+    }
+    b->f->score = score;
+    mcp_jw_key(&b->mw, "scoreBreakdown");
+    mcp_jw_array_begin(&b->mw);
+    if (status == AML_MATCHED) {
+        for (int i = 0; i < b->ncomps; i++) {
+            mcp_jw_object_begin(&b->mw);
+            mcp_jw_key(&b->mw, "component");
+            mcp_jw_string(&b->mw, b->comps[i].what);
+            mcp_jw_key(&b->mw, "points");
+            mcp_jw_int(&b->mw, b->comps[i].pts);
+            mcp_jw_object_end(&b->mw);
+        }
+    }
+    mcp_jw_array_end(&b->mw);
+}
+
+/* Evidence: ordered, one entry per transaction (trigger wins over context); returns how many are listed. */
+static size_t order_evidence(fbuild *b)
+{
+    aml_sort(b->ev, b->nev, sizeof *b->ev, cmp_ev);
+    size_t k = 0;
+    for (size_t i = 0; i < b->nev; i++)
+        if (k == 0 || b->ev[k - 1].no != b->ev[i].no)
+            b->ev[k++] = b->ev[i];
+    b->nev = k;
+    mcp_jw_key(&b->mw, "evidenceCount");
+    mcp_jw_int(&b->mw, b->ev_total > EV_CAP ? b->ev_total : (int64_t)k);
+    if (k > AML_MAX_EVIDENCE || b->ev_total > EV_CAP) {
+        mcp_jw_key(&b->mw, "evidenceTruncated");
+        mcp_jw_bool(&b->mw, 1);
+        k = AML_MAX_EVIDENCE;
+    }
+    return k;
+}
+
+/* Amount and time span of the listed trigger evidence. */
+static void trigger_span(aml_finding *f)
+{
+    f->amount_usd = 0;
+    f->first_at = f->last_at = 0;
+    for (size_t i = 0; i < f->nev; i++) {
+        if (f->ev[i].role != AML_ROLE_TRIGGER)
+            continue;
+        f->amount_usd += f->ev[i].usd;
+        if (!f->first_at || f->ev[i].at < f->first_at)
+            f->first_at = f->ev[i].at;
+        if (f->ev[i].at > f->last_at)
+            f->last_at = f->ev[i].at;
+    }
+}
+
+void fb_finish(fbuild *b, int status)
+{
+    aml_finding *f = b->f;
+    f->status = status;
+    write_score(b, status);
+    size_t k = order_evidence(b);
+    mcp_jw_object_end(&b->mw);
+    f->ev = b->ev;
+    f->nev = k;
+    trigger_span(f);
+    if (mcp_jw_finish(&b->mw) == MCP_OK)
+        f->metrics_json = aml_strndup(b->mb.data, b->mb.len);
+    else
+        f->metrics_json = aml_strdup("{}");
+    mcp_buf_cleanup(&b->mb);
+    if (!f->explanation)
+        f->explanation = aml_strdup("");
+    b->ev = NULL;
+}
+
+void fb_oom(fbuild *b)
+{
+    fb_explain(b, "not evaluated: out of memory");
+    fb_finish(b, AML_NOT_EVALUABLE);
+}
+
+void eng_finding_clear(aml_finding *f)
+{
+    free(f->explanation);
+    free(f->metrics_json);
+    free(f->missing_json);
+    free(f->ev);
+    memset(f, 0, sizeof *f);
+}
+
+/* Discards a builder that will not be used (its finding is cleared). */
+void fb_discard(fbuild *b)
+{
+    mcp_buf_cleanup(&b->mb);
+    free(b->ev);
+    b->ev = NULL;
+    eng_finding_clear(b->f);
+}
+
+/* ---- small statistics for metrics ------------------------------------------------ */
+
+double eng_median_i64(int64_t *a, size_t n)
+{
+    if (!n)
+        return 0;
+    aml_sort(a, n, sizeof *a, cmp_i64);
+    return n % 2 ? (double)a[n / 2] : ((double)a[n / 2 - 1] + (double)a[n / 2]) / 2.0;
+}
+
+double eng_cv_of(const int64_t *a, size_t n)
+{
+    if (n < 2)
+        return 0;
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < n; i++)
+        mean += (double)a[i];
+    mean /= (double)n;
+    for (size_t i = 0; i < n; i++)
+        var += ((double)a[i] - mean) * ((double)a[i] - mean);
+    var /= (double)n;
+    return mean > 0 ? sqrt(var) / mean : 0;
+}
+
+
+/* ---- findings as JSON ------------------------------------------------------------ */
+
+void aml_txn_id(aml_store *s, int64_t txn_no, char *out, size_t n)
+{
+    sqlite3_stmt *st = aml_stmt(s, "SELECT txn_ref FROM transactions WHERE txn_no = ?");
+    out[0] = '\0';
+    if (st) {
+        aml_bind_int(st, 1, txn_no);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            snprintf(out, n, "%s", aml_col_text(st, 0));
+        sqlite3_reset(st);
+    }
+    if (!out[0])
+        snprintf(out, n, "#%lld", (long long)txn_no);
+}
+
+int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_t focus)
+{
+    static const char *const sql =
+        "SELECT t.txn_ref, t.booked_at, t.amount_minor, t.currency, t.amount_base_minor, t.channel, t.from_acct, "
+        "t.to_acct, fa.account_id, ta.account_id, t.location_id, t.time_precision FROM transactions t "
+        "LEFT JOIN accounts fa ON fa.acct_no = t.from_acct LEFT JOIN accounts ta ON ta.acct_no = t.to_acct "
+        "WHERE t.txn_no = ?";
+    sqlite3_stmt *st = aml_stmt(s, sql);
+    if (!st)
+        return -1;
+    aml_bind_int(st, 1, txn_no);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return -1;
+    }
+    char id[96], when[21];
+    if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+        snprintf(id, sizeof id, "%s", aml_col_text(st, 0));
+    else
+        snprintf(id, sizeof id, "#%lld", (long long)txn_no);
+    aml_fmt_time(sqlite3_column_int64(st, 1), when);
+    int64_t fa = sqlite3_column_int64(st, 6), ta = sqlite3_column_int64(st, 7);
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "txnId");
+    mcp_jw_string(w, id);
+    mcp_jw_key(w, "role");
+    mcp_jw_string(w, role == AML_ROLE_TRIGGER ? "trigger" : "context");
+    mcp_jw_key(w, "bookedAt");
+    mcp_jw_string(w, when);
+    mcp_jw_key(w, "timePrecision");
+    mcp_jw_string(w, aml_col_text(st, 11));
+    mcp_jw_key(w, "amountMinor");
+    mcp_jw_int(w, sqlite3_column_int64(st, 2));
+    mcp_jw_key(w, "currency");
+    mcp_jw_string(w, aml_col_text(st, 3));
+    mcp_jw_key(w, "amountUsdMinor");
+    mcp_jw_int(w, sqlite3_column_int64(st, 4));
+    mcp_jw_key(w, "channel");
+    mcp_jw_string(w, aml_col_text(st, 5));
+    mcp_jw_key(w, "direction");
+    mcp_jw_string(w, ta == focus && fa != focus ? "in" : fa == focus && ta != focus ? "out" : "related");
+    mcp_jw_key(w, "fromAccountId");
+    aml_jw_col_text(w, st, 8);
+    mcp_jw_key(w, "toAccountId");
+    aml_jw_col_text(w, st, 9);
+    mcp_jw_key(w, "locationId");
+    aml_jw_col_text(w, st, 10);
+    mcp_jw_object_end(w);
+    sqlite3_reset(st);
+    return 0;
+}
+
+void aml_finding_write(aml_store *s, mcp_jw *w, const aml_assessment *a, int typ)
+{
+    const aml_finding *f = &a->f[typ];
+    const aml_typology_def *d = &aml_catalog()[typ];
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "typologyId");
+    mcp_jw_string(w, d->id);
+    mcp_jw_key(w, "name");
+    mcp_jw_string(w, d->name);
+    mcp_jw_key(w, "status");
+    mcp_jw_string(w, aml_status_name(f->status));
+    mcp_jw_key(w, "score");
+    mcp_jw_int(w, f->score);
+    if (f->variant[0]) {
+        mcp_jw_key(w, "variant");
+        mcp_jw_string(w, f->variant);
+    }
+    mcp_jw_key(w, "explanation");
+    mcp_jw_string(w, f->explanation ? f->explanation : "");
+    if (f->focus_acct) {
+        char id[128];
+        aml_account_id(s, f->focus_acct, id, sizeof id);
+        mcp_jw_key(w, "accountId");
+        mcp_jw_string(w, id);
+    }
+    mcp_jw_key(w, "metrics");
+    mcp_jw_raw(w, f->metrics_json, strlen(f->metrics_json));
+    mcp_jw_key(w, "params");
+    aml_params_write(w, &a->params, typ);
+    if (f->missing_json) {
+        mcp_jw_key(w, "missingInputs");
+        mcp_jw_raw(w, f->missing_json, strlen(f->missing_json));
+    }
+    mcp_jw_key(w, "evidence");
+    mcp_jw_array_begin(w);
+    for (size_t i = 0; i < f->nev; i++)
+        aml_evidence_write(s, w, f->ev[i].no, f->ev[i].role, f->focus_acct);
+    mcp_jw_array_end(w);
+    mcp_jw_key(w, "sarCategory");
+    aml_sar_category_write(w, typ, 0);
+    mcp_jw_object_end(w);
+}

@@ -1,0 +1,580 @@
+/*
+ * The engine's loading (see typology.h): its containers, a focus account's
+ * transactions through the covering indexes, its cash details, customers
+ * and KYC, and the neighbours of the graph searches.
+ *
+ * Every transaction read is fed to the run's data digest (assessment ids
+ * and dataSha256 depend on it), in the order it is read.
+ */
+#include "engine/typology.h"
+
+/* ---- containers ------------------------------------------------------------ */
+
+int imap_init(imap *m, size_t hint)
+{
+    size_t cap = 16;
+    while (cap < hint * 2)
+        cap <<= 1;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->vals = calloc(cap, sizeof *m->vals);
+    m->cap = cap;
+    m->n = 0;
+    if (!m->keys || !m->vals) {
+        free(m->keys);
+        free(m->vals);
+        m->keys = m->vals = NULL;
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        m->keys[i] = EMPTY_KEY;
+    return 0;
+}
+
+void imap_free(imap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    m->keys = m->vals = NULL;
+}
+
+int imap_grow(imap *m)
+{
+    imap n;
+    if (imap_init(&n, m->cap))
+        return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->keys[i] == EMPTY_KEY)
+            continue;
+        size_t h = ihash(m->keys[i], n.cap);
+        while (n.keys[h] != EMPTY_KEY)
+            h = (h + 1) & (n.cap - 1);
+        n.keys[h] = m->keys[i];
+        n.vals[h] = m->vals[i];
+        n.n++;
+    }
+    imap_free(m);
+    *m = n;
+    return 0;
+}
+
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h & 0x7fffffffffffffffull;
+}
+
+int eng_intern(interner *in, const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    if (!in->index.cap && imap_init(&in->index, 64))
+        return 0;
+    uint64_t h = fnv1a(s);
+    /* Linear probe over hash+k keys keeps collisions distinct without chains. */
+    for (int64_t k = (int64_t)h;; k = (k + 1) & 0x7fffffffffffffffll) {
+        int64_t id;
+        if (!imap_get(&in->index, k, &id)) {
+            if (in->n == in->cap) {
+                size_t nc = in->cap ? in->cap * 2 : 64;
+                char **ns = realloc(in->strs, nc * sizeof *ns);
+                if (!ns)
+                    return 0;
+                in->strs = ns;
+                in->cap = nc;
+            }
+            char *copy = aml_strdup(s);
+            int64_t *slot = imap_slot(&in->index, k);
+            if (!copy || !slot) {
+                free(copy);
+                return 0;
+            }
+            in->strs[in->n++] = copy;
+            *slot = (int64_t)in->n;
+            return (int)in->n;
+        }
+        if (strcmp(in->strs[id - 1], s) == 0)
+            return (int)id;
+    }
+}
+
+const char *eng_interned(const interner *in, int id)
+{
+    return id > 0 && (size_t)id <= in->n ? in->strs[id - 1] : "";
+}
+
+void eng_interner_free(interner *in)
+{
+    for (size_t i = 0; i < in->n; i++)
+        free(in->strs[i]);
+    free(in->strs);
+    imap_free(&in->index);
+    memset(in, 0, sizeof *in);
+}
+
+
+/* ---- an account's transactions ------------------------------------------------ */
+
+static int channel_of(const unsigned char *t)
+{
+    if (!t)
+        return CH_OTHER;
+    switch (t[0]) {
+    case 'c':
+        if (t[1] == 'a')
+            return t[2] == 's' ? CH_CASH : CH_CARD;
+        return t[1] == 'h' ? CH_CHECK : CH_CRYPTO;
+    case 'w': return CH_WIRE;
+    case 'a': return CH_ACH;
+    case 'i': return CH_INTERNAL;
+    default: return CH_OTHER;
+    }
+}
+
+/* Feeds a transaction read to the data digest, little-endian (no, at, usd), in 8 KiB batches:
+ * one digest update per row would cost more than reading the row. */
+static void hash_row(eng *e, const etx *t)
+{
+    if (e->hlen + 24 > sizeof e->hbuf) {
+        aml_sha256_update(&e->data_hash, e->hbuf, e->hlen);
+        e->hlen = 0;
+    }
+    unsigned char *b = e->hbuf + e->hlen;
+    int64_t v[3] = {t->no, t->at, t->usd};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 8; i++)
+            b[k * 8 + i] = (unsigned char)((uint64_t)v[k] >> (8 * i));
+    e->hlen += 24;
+    e->edges_read++;
+}
+
+static const char *const sql_out =
+    "SELECT txn_no, booked_at, to_acct, amount_base_minor, channel FROM transactions "
+    "WHERE from_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 LIMIT ?4";
+static const char *const sql_in =
+    "SELECT txn_no, booked_at, from_acct, amount_base_minor, channel FROM transactions "
+    "WHERE to_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 LIMIT ?4";
+
+/* Appends the edges of `acct` in one direction; self-transfers are skipped. */
+static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, int64_t limit, etx **arr,
+                      size_t *n, size_t *cap)
+{
+    sqlite3_stmt *st = aml_stmt(e->s, dir == DIR_OUT ? sql_out : sql_in);
+    if (!st)
+        return -1;
+    aml_bind_int(st, 1, acct);
+    aml_bind_int(st, 2, from);
+    aml_bind_int(st, 3, to);
+    aml_bind_int(st, 4, limit);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t cp = sqlite3_column_type(st, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 2);
+        if (cp == acct)
+            continue;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 64;
+            etx *na = realloc(*arr, nc * sizeof *na);
+            if (!na) {
+                sqlite3_reset(st);
+                e->oom = 1;
+                return -1;
+            }
+            *arr = na;
+            *cap = nc;
+        }
+        etx *t = &(*arr)[(*n)++];
+        t->no = sqlite3_column_int64(st, 0);
+        t->at = sqlite3_column_int64(st, 1);
+        t->cp = cp;
+        t->usd = sqlite3_column_int64(st, 3);
+        t->ch = (unsigned char)channel_of(sqlite3_column_text(st, 4));
+        t->dir = (unsigned char)dir;
+        hash_row(e, t);
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int eng_load_cash(eng *e, int64_t acct, int64_t from, int64_t to, cash_row **arr, size_t *n, size_t *cap)
+{
+    static const char *const sql =
+        "SELECT txn_no, booked_at, from_acct, to_acct, amount_base_minor, conductor_id, location_id, "
+        "location_region FROM transactions WHERE to_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 AND channel = 'cash' "
+        "UNION ALL "
+        "SELECT txn_no, booked_at, from_acct, to_acct, amount_base_minor, conductor_id, location_id, "
+        "location_region FROM transactions WHERE from_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 AND channel = 'cash'";
+    sqlite3_stmt *st = aml_stmt(e->s, sql);
+    if (!st)
+        return -1;
+    aml_bind_int(st, 1, acct);
+    aml_bind_int(st, 2, from);
+    aml_bind_int(st, 3, to);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t fa = sqlite3_column_int64(st, 2), ta = sqlite3_column_int64(st, 3);
+        if (fa == ta)
+            continue;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 32;
+            cash_row *na = realloc(*arr, nc * sizeof *na);
+            if (!na) {
+                sqlite3_reset(st);
+                e->oom = 1;
+                return -1;
+            }
+            *arr = na;
+            *cap = nc;
+        }
+        cash_row *c = &(*arr)[(*n)++];
+        c->no = sqlite3_column_int64(st, 0);
+        c->at = sqlite3_column_int64(st, 1);
+        c->acct = acct;
+        c->usd = sqlite3_column_int64(st, 4);
+        c->dir = ta == acct ? DIR_IN : DIR_OUT;
+        c->conductor = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 5));
+        c->location = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 6));
+        c->region = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 7));
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int64_t eng_date_col(sqlite3_stmt *st, int i, int *ok)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    int64_t v = 0;
+    *ok = t && aml_parse_time(t, strlen(t), &v, NULL) == 0;
+    return v;
+}
+
+/*
+ * Orders the account's transactions by (booked_at, txn_no). tx[0, nout) and
+ * tx[nout, n) each come from an index scan, already ordered by time: merge
+ * them, then order the (short) runs of equal times by txn_no.
+ */
+static int merge_by_time(etx *tx, size_t nout, size_t n)
+{
+    etx *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return -1;
+    size_t a = 0, b = nout, k = 0;
+    while (a < nout && b < n)
+        tmp[k++] = tx[b].at < tx[a].at ? tx[b++] : tx[a++];
+    while (a < nout)
+        tmp[k++] = tx[a++];
+    while (b < n)
+        tmp[k++] = tx[b++];
+    for (size_t r = 0; r < n;) {
+        size_t z = r + 1;
+        while (z < n && tmp[z].at == tmp[r].at)
+            z++;
+        if (z - r > 1)
+            aml_sort(tmp + r, z - r, sizeof *tmp, cmp_etx);
+        r = z;
+    }
+    memcpy(tx, tmp, n * sizeof *tx);
+    free(tmp);
+    return 0;
+}
+
+/* Details of the account's cash transactions (conductor, location, region), by rowid. */
+static int load_cash_details(eng *e, acct_view *v, aml_err *err)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < v->ntx; k++)
+        n += v->tx[k].ch == CH_CASH;
+    if (!n)
+        return 0;
+    v->cash = malloc(n * sizeof *v->cash);
+    if (!v->cash)
+        return aml_errf(err, "out of memory");
+    sqlite3_stmt *st = aml_stmt(e->s, "SELECT conductor_id, location_id, location_region FROM transactions "
+                                      "WHERE txn_no = ?");
+    if (!st)
+        return aml_errf(err, "%s", e->s->errmsg);
+    for (size_t k = 0; k < v->ntx; k++) {
+        const etx *t = &v->tx[k];
+        if (t->ch != CH_CASH)
+            continue;
+        cash_row *c = &v->cash[v->ncash++];
+        memset(c, 0, sizeof *c);
+        c->no = t->no;
+        c->at = t->at;
+        c->acct = v->acct;
+        c->usd = t->usd;
+        c->dir = t->dir;
+        sqlite3_reset(st);
+        aml_bind_int(st, 1, t->no);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            c->conductor = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 0));
+            c->location = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 1));
+            c->region = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 2));
+        }
+    }
+    sqlite3_reset(st);
+    return 0;
+}
+
+/* ---- a focus account --------------------------------------------------------- */
+
+/* The account's own row. */
+static int load_account_row(eng *e, int64_t acct, acct_view *v, aml_err *err)
+{
+    sqlite3_stmt *st = aml_stmt(e->s, "SELECT account_id, is_internal, opened_at, opening_deposit_minor, "
+                                      "home_region, country FROM accounts WHERE acct_no = ?");
+    if (!st)
+        return aml_errf(err, "%s", e->s->errmsg);
+    aml_bind_int(st, 1, acct);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return aml_errf(err, "account #%lld is missing", (long long)acct);
+    }
+    snprintf(v->id, sizeof v->id, "%s", aml_col_text(st, 0));
+    v->internal = sqlite3_column_int(st, 1);
+    v->opened_at = eng_date_col(st, 2, &v->has_opened);
+    v->has_opening_deposit = sqlite3_column_type(st, 3) != SQLITE_NULL;
+    v->opening_deposit = sqlite3_column_int64(st, 3);
+    v->home_region = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 4));
+    snprintf(v->country, sizeof v->country, "%s", aml_col_text(st, 5));
+    sqlite3_reset(st);
+    return 0;
+}
+
+/* Customers: primary role first, then by id; the first one gives the name and the KYC profile. */
+static int load_customers(eng *e, int64_t acct, acct_view *v, aml_err *err)
+{
+    sqlite3_stmt *st = aml_stmt(e->s, "SELECT c.customer_id, c.full_name, c.customer_type, c.occupation, "
+                                      "c.cash_intensive, c.expected_monthly_cash_minor, "
+                                      "c.expected_monthly_volume_minor "
+                                      "FROM account_parties p JOIN customers c ON c.customer_id = p.customer_id "
+                                      "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id");
+    if (!st)
+        return aml_errf(err, "%s", e->s->errmsg);
+    aml_bind_int(st, 1, acct);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (v->ncust < 8) {
+            int dup = 0;
+            for (size_t k = 0; k < v->ncust; k++)
+                dup |= strcmp(v->cust_ids[k], aml_col_text(st, 0)) == 0;
+            if (!dup)
+                snprintf(v->cust_ids[v->ncust++], sizeof v->cust_ids[0], "%s", aml_col_text(st, 0));
+        }
+        if (v->ncust == 1 && !v->cust_name[0]) {
+            snprintf(v->cust_name, sizeof v->cust_name, "%s", aml_col_text(st, 1));
+            v->entity = strcmp(aml_col_text(st, 2), "entity") == 0;
+            snprintf(v->occupation, sizeof v->occupation, "%s", aml_col_text(st, 3));
+            v->cash_intensive = sqlite3_column_int(st, 4);
+            v->has_exp_cash = sqlite3_column_type(st, 5) != SQLITE_NULL;
+            v->exp_cash = sqlite3_column_int64(st, 5);
+            v->has_exp_volume = sqlite3_column_type(st, 6) != SQLITE_NULL;
+            v->exp_volume = sqlite3_column_int64(st, 6);
+            v->has_kyc = v->has_exp_cash || v->has_exp_volume;
+        }
+    }
+    sqlite3_reset(st);
+    return 0;
+}
+
+/* Accounts of the same customers (at least the account itself), ascending. */
+static int load_siblings(eng *e, int64_t acct, acct_view *v, aml_err *err)
+{
+    size_t cap = 0;
+    sqlite3_stmt *st = aml_stmt(e->s, "SELECT DISTINCT p2.acct_no FROM account_parties p1 JOIN account_parties p2 "
+                                      "ON p2.customer_id = p1.customer_id WHERE p1.acct_no = ?");
+    if (!st)
+        return aml_errf(err, "%s", e->s->errmsg);
+    aml_bind_int(st, 1, acct);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (v->nsib == cap) {
+            cap = cap ? cap * 2 : 8;
+            int64_t *ns = realloc(v->siblings, cap * sizeof *ns);
+            if (!ns) {
+                sqlite3_reset(st);
+                return aml_errf(err, "out of memory");
+            }
+            v->siblings = ns;
+        }
+        v->siblings[v->nsib++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_reset(st);
+    if (v->nsib == 0) {
+        v->siblings = malloc(sizeof *v->siblings);
+        if (!v->siblings)
+            return aml_errf(err, "out of memory");
+        v->siblings[v->nsib++] = acct;
+    }
+    aml_sort(v->siblings, v->nsib, sizeof *v->siblings, cmp_i64);
+    return 0;
+}
+
+/* The account's transactions from far enough back for every look-back parameter to the window's end. */
+static int load_history(eng *e, int64_t acct, acct_view *v, aml_err *err)
+{
+    int64_t back = (int64_t)fmax(fmax(P(e, AML_T13, P13_KNOWN_LOOKBACK), P(e, AML_T03, P03_NEW_LOOKBACK)),
+                                 P(e, AML_T04, P03_NEW_LOOKBACK));
+    int64_t from = e->from - back * AML_DAY;
+    int64_t t11 = e->to - (PI(e, AML_T11, P11_PERIOD) +
+                           (int64_t)fmax(P(e, AML_T11, P11_BASELINE_DAYS), P(e, AML_T11, P11_SPIKE_DAYS))) *
+                              AML_DAY;
+    if (t11 < from)
+        from = t11;
+    v->load_from = from;
+    size_t tcap = 0;
+    if (load_edges(e, acct, DIR_OUT, from, e->to, -1, &v->tx, &v->ntx, &tcap))
+        return aml_errf(err, "loading transactions of %s: %s", v->id, e->oom ? "out of memory" : e->s->errmsg);
+    size_t nout = v->ntx;
+    if (load_edges(e, acct, DIR_IN, from, e->to, -1, &v->tx, &v->ntx, &tcap))
+        return aml_errf(err, "loading transactions of %s: %s", v->id, e->oom ? "out of memory" : e->s->errmsg);
+    if (merge_by_time(v->tx, nout, v->ntx))
+        return aml_errf(err, "out of memory");
+    size_t i = 0;
+    while (i < v->ntx && v->tx[i].at < e->from)
+        i++;
+    v->w0 = i;
+    v->w1 = v->ntx;
+    return 0;
+}
+
+/* One pass over the counterparties: the previous contact with each (for "new" and
+ * "known" tests), and whether the first contact came before the window. */
+static int index_counterparties(eng *e, acct_view *v, aml_err *err)
+{
+    size_t n1 = v->ntx ? v->ntx : 1;
+    v->prev_cp_at = malloc(n1 * sizeof *v->prev_cp_at);
+    v->known = calloc(n1, 1);
+    int64_t *firstt = malloc(n1 * sizeof *firstt), *lastt = malloc(n1 * sizeof *lastt);
+    imap idx;
+    int rc = -1;
+    if (!v->prev_cp_at || !v->known || !firstt || !lastt || imap_init(&idx, v->ntx / 2 + 64)) {
+        free(firstt);
+        free(lastt);
+        return aml_errf(err, "out of memory");
+    }
+    int64_t ncp = 0;
+    for (size_t k = 0; k < v->ntx; k++) {
+        v->prev_cp_at[k] = INT64_MIN;
+        if (!v->tx[k].cp)
+            continue;
+        int64_t *slot = imap_slot(&idx, v->tx[k].cp);
+        if (!slot)
+            goto done;
+        int64_t c;
+        if (!*slot) {
+            c = ncp++;
+            *slot = c + 1;
+            firstt[c] = v->tx[k].at;
+        } else {
+            c = *slot - 1;
+            v->prev_cp_at[k] = lastt[c];
+        }
+        lastt[c] = v->tx[k].at;
+        v->known[k] = firstt[c] < e->from;
+    }
+    rc = 0;
+done:
+    imap_free(&idx);
+    free(firstt);
+    free(lastt);
+    return rc ? aml_errf(err, "out of memory") : 0;
+}
+
+int eng_load_view(eng *e, int64_t acct, acct_view *v, aml_err *err)
+{
+    memset(v, 0, sizeof *v);
+    v->acct = acct;
+    if (load_account_row(e, acct, v, err) || load_customers(e, acct, v, err) || load_siblings(e, acct, v, err) ||
+        load_history(e, acct, v, err) || index_counterparties(e, v, err))
+        return -1;
+    return load_cash_details(e, v, err);
+}
+
+void eng_view_free(acct_view *v)
+{
+    free(v->siblings);
+    free(v->tx);
+    free(v->prev_cp_at);
+    free(v->known);
+    free(v->cash);
+    memset(v, 0, sizeof *v);
+}
+
+/* ---- beyond the focus account ------------------------------------------------ */
+
+/* The node of acct in the run's neighbour table, added when new (NULL at the expansion bound). */
+static gnode *gnode_of(eng *e, int64_t acct, int64_t max_exp, int *capped)
+{
+    int64_t idx;
+    if (imap_get(&e->gidx, acct, &idx))
+        return &e->gnodes[idx - 1];
+    if ((int64_t)e->expansions >= max_exp) {
+        *capped = 1;
+        return NULL;
+    }
+    if (e->ngnodes == e->capgnodes) {
+        size_t nc = e->capgnodes ? e->capgnodes * 2 : 64;
+        gnode *ng = realloc(e->gnodes, nc * sizeof *ng);
+        if (!ng) {
+            e->oom = 1;
+            return NULL;
+        }
+        e->gnodes = ng;
+        e->capgnodes = nc;
+    }
+    int64_t *slot = imap_slot(&e->gidx, acct);
+    if (!slot) {
+        e->oom = 1;
+        return NULL;
+    }
+    gnode *g = &e->gnodes[e->ngnodes++];
+    memset(g, 0, sizeof *g);
+    *slot = (int64_t)e->ngnodes;
+    return g;
+}
+
+gnode *eng_neighbour(eng *e, int64_t acct, int dir, int64_t max_exp, int64_t max_edges, int *capped)
+{
+    gnode *g = gnode_of(e, acct, max_exp, capped);
+    if (!g)
+        return NULL;
+    int *loaded = dir == DIR_OUT ? &g->out_loaded : &g->in_loaded;
+    if (!*loaded) {
+        if ((int64_t)e->expansions >= max_exp) {
+            *capped = 1;
+            return NULL;
+        }
+        e->expansions++;
+        size_t cap = 0;
+        etx **arr = dir == DIR_OUT ? &g->out : &g->in;
+        size_t *n = dir == DIR_OUT ? &g->nout : &g->nin;
+        if (load_edges(e, acct, dir, e->from, e->to, max_edges, arr, n, &cap))
+            return NULL;
+        if ((int64_t)*n >= max_edges)
+            *capped = 1;
+        aml_sort(*arr, *n, sizeof **arr, cmp_etx);
+        *loaded = 1;
+    }
+    return g;
+}
+
+/* Two single-table queries, so that SQLite answers each max() with one index seek. */
+int64_t eng_last_activity_before(eng *e, int64_t acct, int64_t t)
+{
+    static const char *const sql[2] = {
+        "SELECT max(booked_at) FROM transactions WHERE from_acct = ?1 AND booked_at < ?2",
+        "SELECT max(booked_at) FROM transactions WHERE to_acct = ?1 AND booked_at < ?2"};
+    int64_t r = INT64_MIN;
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *st = aml_stmt(e->s, sql[k]);
+        if (!st)
+            return INT64_MIN;
+        aml_bind_int(st, 1, acct);
+        aml_bind_int(st, 2, t);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+            sqlite3_column_int64(st, 0) > r)
+            r = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+    }
+    return r;
+}

@@ -1,0 +1,449 @@
+/*
+ * The monitoring scan: see scan.h.
+ */
+#include "engine/scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Union-find over indexes. */
+static size_t uf_find(size_t *parent, size_t i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+static void uf_union(size_t *parent, size_t a, size_t b)
+{
+    a = uf_find(parent, a);
+    b = uf_find(parent, b);
+    if (a != b) {
+        if (a < b)
+            parent[b] = a;
+        else
+            parent[a] = b;
+    }
+}
+
+static int txn_ends(aml_store *s, int64_t no, int64_t *from, int64_t *to)
+{
+    sqlite3_stmt *st = aml_stmt(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no = ?");
+    if (!st)
+        return -1;
+    aml_bind_int(st, 1, no);
+    int ok = sqlite3_step(st) == SQLITE_ROW;
+    if (ok) {
+        *from = sqlite3_column_int64(st, 0);
+        *to = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_reset(st);
+    return ok ? 0 : -1;
+}
+
+static int next_case_id(aml_store *s, char *out, size_t n)
+{
+    /* Case ids CASE-NNNNN continue the highest number in use. */
+    sqlite3_stmt *st = aml_stmt(s, "SELECT max(CAST(substr(case_id, 6) AS INTEGER)) FROM cases "
+                                   "WHERE case_id GLOB 'CASE-[0-9]*'");
+    if (!st)
+        return -1;
+    int64_t max = 0;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        max = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    snprintf(out, n, "CASE-%05lld", (long long)(max + 1));
+    return 0;
+}
+
+/* ---- which accounts -------------------------------------------------------------------- */
+
+/* What one scan covers. */
+typedef struct scan_run {
+    int64_t from, to;   /* the window */
+    int64_t since;      /* transactions after this txn_no are new (the last scan of the window) */
+    int64_t maxno;      /* the newest transaction now */
+    char detected[16];  /* detection date of new cases */
+    const char *actor;
+} scan_run;
+
+/* The window of the options, or of all the data: 1 when the store has no transactions. */
+static int scan_window(aml_store *s, const aml_scan_opts *o, scan_run *r, aml_err *err)
+{
+    r->from = o->from;
+    r->to = o->to;
+    if (r->from || r->to)
+        return 0;
+    sqlite3_stmt *q = aml_stmt(s, "SELECT min(booked_at), max(booked_at) FROM transactions");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+        r->from = aml_day_start(sqlite3_column_int64(q, 0));
+        r->to = aml_day_start(sqlite3_column_int64(q, 1)) + AML_DAY - 1;
+    }
+    sqlite3_reset(q);
+    return !r->from && !r->to ? 1 : 0;
+}
+
+/* Incremental: only transactions newer than the last scan of this window count as new. */
+static int scan_marks(aml_store *s, scan_run *r, aml_err *err)
+{
+    r->since = r->maxno = 0;
+    sqlite3_stmt *q = aml_stmt(s, "SELECT max(max_txn_no) FROM scan_runs WHERE window_from = ? AND window_to = ?");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_int(q, 1, r->from);
+    aml_bind_int(q, 2, r->to);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        r->since = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    q = aml_stmt(s, "SELECT max(txn_no) FROM transactions");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        r->maxno = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    return 0;
+}
+
+/* Internal accounts touched by the new transactions of the window, ascending. */
+static int touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_err *err)
+{
+    sqlite3_stmt *q = aml_stmt(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no > ? AND booked_at "
+                                  "BETWEEN ? AND ?");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_int(q, 1, r->since);
+    aml_bind_int(q, 2, r->from);
+    aml_bind_int(q, 3, r->to);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        for (int k = 0; k < 2; k++)
+            if (sqlite3_column_type(q, k) != SQLITE_NULL && aml_ivec_push(accts, sqlite3_column_int64(q, k))) {
+                sqlite3_reset(q);
+                return aml_errf(err, "out of memory");
+            }
+        if (accts->n > (1u << 22))
+            aml_ivec_uniq(accts);
+    }
+    sqlite3_reset(q);
+    aml_ivec_uniq(accts);
+    size_t k = 0;
+    for (size_t i = 0; i < accts->n; i++) {
+        q = aml_stmt(s, "SELECT is_internal FROM accounts WHERE acct_no = ?");
+        if (!q)
+            break;
+        aml_bind_int(q, 1, accts->v[i]);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0))
+            accts->v[k++] = accts->v[i];
+        sqlite3_reset(q);
+    }
+    accts->n = k;
+    return 0;
+}
+
+/* ---- evaluating them ---------------------------------------------------------------------- */
+
+/* The accounts that matched, in evaluation order (ascending), with what they matched. */
+typedef struct matches {
+    aml_ivec accts;
+    aml_ivec *links;     /* per account: (account << 5 | typology) its trigger evidence touches */
+    unsigned *masks; /* per account: the typologies it matched */
+    size_t cap;
+} matches;
+
+static void matches_free(matches *m)
+{
+    for (size_t i = 0; i < m->accts.n; i++)
+        free(m->links[i].v);
+    free(m->links);
+    free(m->masks);
+    free(m->accts.v);
+}
+
+/* Records a matched account: its typologies, and the other accounts their trigger evidence touches. */
+static int record_match(aml_store *s, matches *m, int64_t acct, const aml_assessment *a, aml_scan_stats *st)
+{
+    if (m->accts.n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 64;
+        aml_ivec *nl = realloc(m->links, m->cap * sizeof *nl);
+        unsigned *nm = realloc(m->masks, m->cap * sizeof *nm);
+        if (nl)
+            m->links = nl;
+        if (nm)
+            m->masks = nm;
+        if (!nl || !nm)
+            return -1;
+    }
+    size_t k = m->accts.n;
+    memset(&m->links[k], 0, sizeof m->links[k]);
+    m->masks[k] = 0;
+    aml_ivec_push(&m->accts, acct);
+    for (int t = 0; t < AML_NTYP; t++) {
+        if (a->f[t].status != AML_MATCHED)
+            continue;
+        m->masks[k] |= 1u << t;
+        st->matched_by_typology[t]++;
+        for (size_t e = 0; e < a->f[t].nev; e++) {
+            int64_t fa = 0, ta = 0;
+            if (a->f[t].ev[e].role != AML_ROLE_TRIGGER)
+                continue;
+            if (txn_ends(s, a->f[t].ev[e].no, &fa, &ta) == 0) {
+                if (fa && fa != acct)
+                    aml_ivec_push(&m->links[k], fa << 5 | t);
+                if (ta && ta != acct)
+                    aml_ivec_push(&m->links[k], ta << 5 | t);
+            }
+        }
+    }
+    aml_ivec_uniq(&m->links[k]);
+    return 0;
+}
+
+/* Every typology over each account on its own. */
+static int evaluate_accounts(aml_store *s, const aml_scan_opts *o, const scan_run *r, const aml_ivec *accts, matches *m,
+                             aml_scan_stats *st, aml_err *err)
+{
+    aml_params p;
+    aml_params_default(&p);
+    aml_progress prog;
+    aml_progress_start(&prog, "scanning", accts->n);
+    if (!o->progress)
+        prog.enabled = 0;
+    int rc = 0;
+    for (size_t i = 0; i < accts->n && !rc; i++) {
+        aml_progress_update(&prog, i);
+        aml_case_spec cs = {NULL, &accts->v[i], 1, r->from, r->to};
+        aml_assessment a;
+        if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "scan", &a, err)) {
+            rc = -1;
+            break;
+        }
+        st->accounts_evaluated++;
+        if (a.matched && record_match(s, m, accts->v[i], &a, st))
+            rc = aml_errf(err, "out of memory");
+        aml_assessment_free(&a);
+    }
+    aml_progress_end(&prog);
+    st->accounts_matched = (int64_t)m->accts.n;
+    return rc;
+}
+
+/*
+ * Groups matched accounts linked through their evidence: a and b join when b is in the
+ * trigger evidence of a typology that b matched too (a cycle's members, the source and
+ * sink of a scatter-gather). Evidence alone would chain unrelated cases together
+ * through shared counterparties such as employers. @return the union-find parents, or NULL.
+ */
+static size_t *group_matches(const matches *m)
+{
+    size_t n = m->accts.n;
+    size_t *parent = malloc((n ? n : 1) * sizeof *parent);
+    if (!parent)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        parent[i] = i;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < m->links[i].n; j++) {
+            ssize_t other = aml_ivec_find(&m->accts, m->links[i].v[j] >> 5);
+            if (other >= 0 && (m->masks[other] & (1u << (m->links[i].v[j] & 31))))
+                uf_union(parent, i, (size_t)other);
+        }
+    return parent;
+}
+
+/* ---- cases ------------------------------------------------------------------------------ */
+
+/* An open case of any member takes the group ("" when none). */
+static int open_case_of(aml_store *s, const aml_ivec *members, char *case_id, size_t n, aml_err *err)
+{
+    case_id[0] = '\0';
+    for (size_t i = 0; i < members->n && !case_id[0]; i++) {
+        sqlite3_stmt *q = aml_stmt(s, "SELECT c.case_id FROM case_accounts ca JOIN cases c ON c.case_id = ca.case_id "
+                                      "WHERE ca.acct_no = ? AND c.status IN ('open','in_review','escalated') "
+                                      "ORDER BY c.case_id LIMIT 1");
+        if (!q)
+            return aml_errf(err, "%s", s->errmsg);
+        aml_bind_int(q, 1, members->v[i]);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            snprintf(case_id, n, "%s", aml_col_text(q, 0));
+        sqlite3_reset(q);
+    }
+    return 0;
+}
+
+/* A new case for the group, titled after its first account and the typologies it matched. */
+static int open_case(aml_store *s, const scan_run *r, const aml_ivec *members, unsigned gmask, char *case_id, size_t n,
+                     aml_err *err)
+{
+    char title[256], first[128];
+    next_case_id(s, case_id, n);
+    aml_account_id(s, members->v[0], first, sizeof first);
+    int tl = snprintf(title, sizeof title, "Monitoring scan: %s%s (", first, members->n > 1 ? " and linked accounts" : "");
+    for (int t = 0, c = 0; t < AML_NTYP && tl < (int)sizeof title - 8; t++)
+        if (gmask & (1u << t))
+            tl += snprintf(title + tl, sizeof title - (size_t)tl, "%s%s", c++ ? ", " : "", aml_catalog()[t].code);
+    snprintf(title + tl, sizeof title - (size_t)tl, ")");
+    sqlite3_stmt *q = aml_stmt(s, "INSERT INTO cases(case_id, title, status, priority, origin, opened_at, "
+                                  "detection_date, window_from, window_to) VALUES (?, ?, 'open', 'normal', 'scan', "
+                                  "?, ?, ?, ?)");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_text(q, 1, case_id);
+    aml_bind_text(q, 2, title);
+    aml_bind_text(q, 3, r->detected);
+    aml_bind_text(q, 4, r->detected);
+    aml_bind_int(q, 5, r->from);
+    aml_bind_int(q, 6, r->to);
+    return aml_step_done(s, q, err);
+}
+
+/* An existing case widens its window to the scan's and keeps its detection date. */
+static int update_case(aml_store *s, const scan_run *r, const char *case_id, aml_err *err)
+{
+    sqlite3_stmt *q = aml_stmt(s, "UPDATE cases SET detection_date = coalesce(detection_date, ?), "
+                                  "window_from = min(window_from, ?), window_to = max(window_to, ?) WHERE case_id = ?");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_text(q, 1, r->detected);
+    aml_bind_int(q, 2, r->from);
+    aml_bind_int(q, 3, r->to);
+    aml_bind_text(q, 4, case_id);
+    return aml_step_done(s, q, err);
+}
+
+/* The group of root: its case opened or updated, its accounts added, the case assessed as a whole. */
+static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t *parent, size_t root,
+                      const aml_params *p, aml_scan_stats *st, aml_err *err)
+{
+    aml_ivec members = {0};
+    unsigned gmask = 0;
+    for (size_t i = 0; i < m->accts.n; i++)
+        if (uf_find(parent, i) == root) {
+            aml_ivec_push(&members, m->accts.v[i]);
+            gmask |= m->masks[i];
+        }
+    char case_id[AML_CASE_ID_MAX + 1];
+    int rc = open_case_of(s, &members, case_id, sizeof case_id, err);
+    if (!rc && !case_id[0]) {
+        rc = open_case(s, r, &members, gmask, case_id, sizeof case_id, err);
+        st->cases_opened += !rc;
+    } else if (!rc) {
+        rc = update_case(s, r, case_id, err);
+        st->cases_updated += !rc;
+    }
+    for (size_t i = 0; !rc && i < members.n; i++) {
+        sqlite3_stmt *q = aml_stmt(s, "INSERT OR IGNORE INTO case_accounts(case_id, acct_no) VALUES (?, ?)");
+        if (!q)
+            break;
+        aml_bind_text(q, 1, case_id);
+        aml_bind_int(q, 2, members.v[i]);
+        aml_step_done(s, q, NULL);
+    }
+    free(members.v);
+    return rc ? -1 : aml_case_reassess(s, case_id, p, r->actor, err);
+}
+
+/* One row of scan_runs: the high-water mark of the window. */
+static int record_run(aml_store *s, const scan_run *r, const aml_scan_stats *st, aml_err *err)
+{
+    char started[21];
+    aml_fmt_time(aml_now(), started);
+    sqlite3_stmt *q = aml_stmt(s, "INSERT INTO scan_runs(window_from, window_to, max_txn_no, started_at, "
+                                  "detection_date, accounts_evaluated, accounts_matched, cases_opened, cases_updated) "
+                                  "VALUES (?,?,?,?,?,?,?,?,?)");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_int(q, 1, r->from);
+    aml_bind_int(q, 2, r->to);
+    aml_bind_int(q, 3, r->maxno);
+    aml_bind_text(q, 4, started);
+    aml_bind_text(q, 5, r->detected);
+    aml_bind_int(q, 6, st->accounts_evaluated);
+    aml_bind_int(q, 7, st->accounts_matched);
+    aml_bind_int(q, 8, st->cases_opened);
+    aml_bind_int(q, 9, st->cases_updated);
+    return aml_step_done(s, q, err);
+}
+
+/* Every group becomes a case, in one transaction with the scan's record. */
+static int make_cases(aml_store *s, const scan_run *r, const matches *m, aml_scan_stats *st, aml_err *err)
+{
+    size_t *parent = group_matches(m);
+    if (!parent)
+        return aml_errf(err, "out of memory");
+    if (aml_begin(s, err)) {
+        free(parent);
+        return -1;
+    }
+    aml_params p;
+    aml_params_default(&p);
+    int rc = 0;
+    for (size_t root = 0; !rc && root < m->accts.n; root++)
+        if (uf_find(parent, root) == root)
+            rc = group_case(s, r, m, parent, root, &p, st, err);
+    if (!rc)
+        rc = record_run(s, r, st, err);
+    if (rc)
+        aml_rollback(s);
+    else if (aml_commit(s, err))
+        rc = -1;
+    free(parent);
+    return rc;
+}
+
+static void print_summary(FILE *out, const scan_run *r, const aml_scan_stats *st)
+{
+    char f[11], t[11];
+    aml_fmt_date(r->from, f);
+    aml_fmt_date(r->to, t);
+    fprintf(out, "scan %s .. %s: %lld accounts evaluated (new activity since txn #%lld), %lld matched, "
+                 "%lld cases opened, %lld updated, %.2f s\n",
+            f, t, (long long)st->accounts_evaluated, (long long)r->since, (long long)st->accounts_matched,
+            (long long)st->cases_opened, (long long)st->cases_updated, st->seconds);
+    fprintf(out, "%-28s %8s\n", "typology", "accounts");
+    for (int i = 0; i < AML_NTYP; i++)
+        fprintf(out, "%-28s %8lld\n", aml_catalog()[i].id, (long long)st->matched_by_typology[i]);
+}
+
+int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *stp, aml_err *err)
+{
+    aml_scan_stats st;
+    memset(&st, 0, sizeof st);
+    int64_t t0 = aml_mono_ns();
+    scan_run r;
+    memset(&r, 0, sizeof r);
+    r.actor = o->actor ? o->actor : "scan";
+    int rc = scan_window(s, o, &r, err);
+    if (rc) {
+        if (rc > 0 && out)
+            fprintf(out, "scan: the store has no transactions\n");
+        if (rc > 0 && stp)
+            *stp = st;
+        return rc > 0 ? 0 : -1;
+    }
+    if (o->detected)
+        snprintf(r.detected, sizeof r.detected, "%s", o->detected);
+    else
+        aml_fmt_date(r.to, r.detected);
+    if (scan_marks(s, &r, err))
+        return -1;
+    aml_ivec accts = {0};
+    matches m;
+    memset(&m, 0, sizeof m);
+    rc = touched_accounts(s, &r, &accts, err);
+    if (!rc)
+        rc = evaluate_accounts(s, o, &r, &accts, &m, &st, err);
+    if (!rc)
+        rc = make_cases(s, &r, &m, &st, err);
+    matches_free(&m);
+    free(accts.v);
+    st.accounts_skipped = 0;
+    st.seconds = (double)(aml_mono_ns() - t0) / 1e9;
+    if (!rc && out)
+        print_summary(out, &r, &st);
+    if (stp)
+        *stp = st;
+    return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * The MCP face of mcp-server-aml: tool definitions (schemas, annotations,
+ * scopes), handlers, the audit of every call, and serving.
+ */
+#ifndef AML_TOOLS_H
+#define AML_TOOLS_H
+
+#include "engine/cases.h"
+
+/* The OAuth scope each tool, resource ("resource:URI") and prompt
+ * ("prompt:NAME") needs; registered with them and enforced when the server
+ * runs with authorization (docs/aml.md). */
+typedef struct aml_tool_scope {
+    const char *tool;  /* tool name, "resource:URI" or "prompt:NAME" */
+    const char *scope; /* aml.read | aml.assess | aml.sar */
+} aml_tool_scope;
+
+/** The scope table (NULL-terminated). */
+const aml_tool_scope *aml_tool_scopes(void);
+
+/* What the tools share. */
+typedef struct aml_app {
+    aml_store *store;   /* the case store (its lock serialises tool calls) */
+    const char *actor;  /* who calls, for the audit log (see docs/aml.md on caller identity) */
+} aml_app;
+
+/** Registers listCases, listTypologies, assessTypology, assessCase, draftSar on `srv`. */
+mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
+
+/* Server options for the AML server over `app`: its name and instructions,
+ * and the audit of tool calls refused before any handler ran. */
+void aml_server_opts(mcp_server_opts *so, aml_app *app);
+
+/* How to serve. */
+typedef struct aml_serve_opts {
+    const char *http;        /* [HOST:]PORT, or NULL for stdio */
+    const char *transcript;  /* JSON-lines transcript of every frame, or NULL */
+    const mcp_auth_opts *auth; /* OAuth resource-server settings (HTTP only), or NULL */
+} aml_serve_opts;
+
+/**
+ * Serves the app until the client goes away: the one place that knows
+ * about transports. @return a process exit status.
+ */
+int aml_serve(aml_app *app, const aml_serve_opts *o);
+
+#endif /* AML_TOOLS_H */
