@@ -1,5 +1,6 @@
 /*
- * The case store: one SQLite database holding customers, accounts,
+ * The case store: the interface the layers above use (engine, tools,
+ * commands). One SQLite database holding customers, accounts,
  * transactions (directed edges in integer minor units), cases,
  * assessments, SAR drafts, FX rates, dated jurisdiction lists and the
  * hash-chained audit log.
@@ -9,7 +10,7 @@
  * once per connection and cached by the address of their text.
  *
  * The schema is versioned with PRAGMA user_version and upgraded by the
- * migrations in store.c, each in its own transaction. PRAGMA application_id
+ * migrations in schema.c, each in its own transaction. PRAGMA application_id
  * marks the file as ours, so a stranger's database is refused with a clear
  * message instead of being modified.
  *
