@@ -289,10 +289,29 @@ size_t mcp__http_host_part(const char *h, char *out, size_t cap)
     return n;
 }
 
+/* A host as compared: "[::1]:8080" -> "[::1]", "Example.COM.:80" ->
+ * "example.com" (no port, lower case, no trailing dot); a bare IPv6 address
+ * ("::1") gets its brackets. 0 when it does not fit or is empty. */
+static size_t norm_host(const char *h, char *out, size_t cap)
+{
+    size_t n;
+    if (h[0] != '[' && strchr(h, ':') && strchr(h, ':') != strrchr(h, ':')) {
+        char b[300];
+        if ((size_t)snprintf(b, sizeof b, "[%s]", h) >= sizeof b)
+            return 0;
+        n = mcp__http_host_part(b, out, cap);
+    } else {
+        n = mcp__http_host_part(h, out, cap);
+    }
+    if (n > 1 && out[n - 1] == '.')
+        out[--n] = '\0';
+    return n;
+}
+
 static int host_allowed(const mcp_http_server *hs, const char *host)
 {
     char h[256];
-    if (!host || !mcp__http_host_part(host, h, sizeof h))
+    if (!host || !norm_host(host, h, sizeof h))
         return 0;
     for (char **p = hs->hosts; *p; p++)
         if (strcmp(*p, h) == 0)
@@ -300,14 +319,83 @@ static int host_allowed(const mcp_http_server *hs, const char *host)
     return 0;
 }
 
+/* An origin "scheme://host[:port]" in parts: the scheme and host in lower
+ * case, the host without a trailing dot, *port -1 when there is none.
+ * 0 for anything else ("null", a path, a bad port). */
+static int parse_origin(const char *o, char *scheme, size_t scap, char *host, size_t hcap, long *port)
+{
+    const char *sep = strstr(o, "://");
+    if (!sep || sep == o || (size_t)(sep - o) >= scap)
+        return 0;
+    for (size_t i = 0; o + i < sep; i++) {
+        char c = o[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' ||
+              c == '-' || c == '.'))
+            return 0;
+        scheme[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    scheme[sep - o] = '\0';
+    const char *h = sep + 3, *end;
+    if (h[0] == '[') {
+        const char *close = strchr(h, ']');
+        if (!close)
+            return 0;
+        end = close + 1;
+    } else {
+        end = h + strcspn(h, ":/?#@");
+    }
+    size_t n = (size_t)(end - h);
+    if (n == 0 || n >= hcap)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        host[i] = (char)(h[i] >= 'A' && h[i] <= 'Z' ? h[i] + 32 : h[i]);
+    host[n] = '\0';
+    if (n > 1 && host[n - 1] == '.')
+        host[--n] = '\0';
+    *port = -1;
+    if (*end == ':') {
+        const char *d = end + 1;
+        long v = 0;
+        size_t k = 0;
+        for (; d[k] >= '0' && d[k] <= '9' && k < 6; k++)
+            v = v * 10 + (d[k] - '0');
+        if (k == 0 || d[k] != '\0' || v < 1 || v > 65535)
+            return 0;
+        *port = v;
+    } else if (*end != '\0') {
+        return 0;
+    }
+    return 1;
+}
+
+static long default_port(const char *scheme)
+{
+    return !strcmp(scheme, "http") ? 80 : !strcmp(scheme, "https") ? 443 : -1;
+}
+
+/* "http://x" allows any port of x; "http://x:8080" that port only, and
+ * "http://x:80" also "http://x". Names compare without case or a trailing
+ * dot. An entry that is no scheme://host ("null") must match whole. */
 static int origin_allowed(const mcp_http_server *hs, const char *origin)
 {
     if (!origin)
         return 1; /* no Origin: not a browser request */
+    char s[32], h[256];
+    long port;
+    int parsed = parse_origin(origin, s, sizeof s, h, sizeof h, &port);
+    if (parsed && port < 0)
+        port = default_port(s);
     for (char **p = hs->origins; *p; p++) {
-        size_t n = strlen(*p);
-        /* "http://x" allows any port of x; "http://x:8080" that port only. */
-        if (strncasecmp(origin, *p, n) == 0 && (origin[n] == '\0' || (origin[n] == ':' && !strchr(*p + 8, ':'))))
+        char ps[32], ph[256];
+        long pport;
+        if (!parse_origin(*p, ps, sizeof ps, ph, sizeof ph, &pport)) {
+            if (strcasecmp(*p, origin) == 0)
+                return 1;
+            continue;
+        }
+        if (!parsed || strcmp(s, ps) != 0 || strcmp(h, ph) != 0)
+            continue;
+        if (pport < 0 || pport == port)
             return 1;
     }
     return 0;
@@ -2118,6 +2206,16 @@ static mcp_status setup_hosts(mcp_http_server *hs, const mcp_http_opts *o, const
     hs->hosts = strv_dup(o->allowed_hosts, default_hosts, is_loopback_name(host) ? NULL : bound_host);
     if (!hs->path || !hs->hosts)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    /* Compared as the Host header is: no port, lower case, no trailing dot
+     * (an entry too long to be a host name becomes "", which matches nothing). */
+    for (char **p = hs->hosts; *p; p++) {
+        char h[256];
+        char *norm = mcp__strdup(norm_host(*p, h, sizeof h) ? h : "");
+        if (!norm)
+            return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        mcp_free(*p);
+        *p = norm;
+    }
     if (o->allowed_origins) {
         hs->origins = strv_dup(o->allowed_origins, NULL, NULL);
     } else {
