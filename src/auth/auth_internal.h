@@ -130,10 +130,13 @@ mcp_status mcp__scopes_normalize(const char *in, char **out);
 mcp_principal *mcp__principal_ref(const mcp_principal *p);
 
 /*
- * A key that tells requests of the same principal apart ("iss sub", or the
- * client id when the token has no subject), for session binding and rate
- * limits. Empty for NULL.
+ * A key that tells requests of the same principal apart, for session
+ * binding, rate limits and requestState: 64 hex digits of SHA-256 over the
+ * kind (a subject, or a client without one) and the SHA-256 of the issuer
+ * and of the subject or client id, so distinct principals never share a key
+ * and nothing is cut. Empty for NULL, or when cap < MCP__PRINCIPAL_KEY_SIZE.
  */
+#define MCP__PRINCIPAL_KEY_SIZE 65
 void mcp__principal_key(const mcp_principal *p, char *out, size_t cap);
 
 /*

@@ -8,6 +8,7 @@
 #include "auth/auth_internal.h"
 #include "util/util.h"
 
+#include <openssl/sha.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -168,10 +169,22 @@ void mcp__principal_key(const mcp_principal *p, char *out, size_t cap)
     if (!cap)
         return;
     out[0] = '\0';
-    if (!p)
+    if (!p || cap < MCP__PRINCIPAL_KEY_SIZE)
         return;
-    if (p->sub)
-        snprintf(out, cap, "%s %s", p->iss ? p->iss : "", p->sub);
-    else
-        snprintf(out, cap, "%s client %s", p->iss ? p->iss : "", p->client_id ? p->client_id : "");
+    /* SHA-256 over the kind (a subject, or a client acting for itself) and
+     * the SHA-256 of the issuer and of the name: fixed-size fields, so none
+     * can run into the next (one-shot SHA256(), which allocates nothing). */
+    const char *name = p->sub ? p->sub : p->client_id;
+    unsigned char in[1 + 2 * SHA256_DIGEST_LENGTH];
+    in[0] = p->sub ? 's' : 'c';
+    SHA256((const unsigned char *)(p->iss ? p->iss : ""), p->iss ? strlen(p->iss) : 0, in + 1);
+    SHA256((const unsigned char *)(name ? name : ""), name ? strlen(name) : 0, in + 1 + SHA256_DIGEST_LENGTH);
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(in, sizeof in, md);
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < sizeof md; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[2 * sizeof md] = '\0';
 }

@@ -118,7 +118,7 @@ struct session {
     int closed;          /* DELETEd or expired: unknown from now on */
     hreq *sse;           /* HTTP+SSE (2024-11-05) transport: the GET /sse stream, or NULL */
     uint64_t last_used;  /* monotonic ms */
-    char owner[320];     /* with authorization: the principal that opened it (mcp__principal_key) */
+    char owner[MCP__PRINCIPAL_KEY_SIZE]; /* with authorization: the principal that opened it (mcp__principal_key) */
 };
 
 enum { MODE_NONE = 0, MODE_JSON, MODE_SSE };
@@ -571,7 +571,7 @@ static int authenticate(hreq *r, enum MHD_Result *res)
         return 0;
     }
     if (hs->rl_subject) {
-        char key[320];
+        char key[MCP__PRINCIPAL_KEY_SIZE];
         mcp__principal_key(r->principal, key, sizeof key);
         unsigned wait = mcp__ratelimit_take(hs->rl_subject, key, strlen(key), mcp__mono_ms());
         if (wait) {
@@ -621,7 +621,7 @@ static int owner_ok(const session *s, const hreq *r)
 {
     if (!r->hs->auth)
         return 1;
-    char key[320];
+    char key[MCP__PRINCIPAL_KEY_SIZE];
     mcp__principal_key(r->principal, key, sizeof key);
     return strcmp(key, s->owner) == 0;
 }

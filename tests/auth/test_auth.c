@@ -913,9 +913,57 @@ static void test_conn_principal(void)
     mcp_server_free(srv);
 }
 
+/* Principal keys: distinct principals never share one (a subject that
+ * reads like the client-credentials form, fields that shift between iss and
+ * sub, subjects longer than any buffer), and one principal always gives the
+ * same key. */
+static void principal_key_of(const char *iss, const char *sub, const char *client_id, char *out, size_t cap)
+{
+    struct mcp_principal p;
+    memset(&p, 0, sizeof p);
+    p.iss = iss;
+    p.sub = sub;
+    p.client_id = client_id;
+    mcp__principal_key(&p, out, cap);
+}
+
+static void test_principal_key(void)
+{
+    char a[400], b[400];
+    principal_key_of("https://as", "client X", NULL, a, sizeof a);
+    principal_key_of("https://as", NULL, "X", b, sizeof b);
+    T_TRUE(a[0] && b[0]);
+    T_TRUE(strcmp(a, b) != 0); /* sub "client X" is not the client X */
+    principal_key_of("a b", "c", NULL, a, sizeof a);
+    principal_key_of("a", "b c", NULL, b, sizeof b);
+    T_TRUE(strcmp(a, b) != 0); /* the boundary between iss and sub counts */
+    principal_key_of(NULL, "u", NULL, a, sizeof a);
+    principal_key_of("", "u", NULL, b, sizeof b);
+    T_TRUE(strcmp(a, b) == 0); /* no iss is an empty one */
+    principal_key_of("https://as", "u", "c1", a, sizeof a);
+    principal_key_of("https://as", "u", "c2", b, sizeof b);
+    T_TRUE(strcmp(a, b) == 0); /* a subject is the same person whichever client acts */
+    /* subjects that differ only after 400 bytes */
+    char s1[1001], s2[1001];
+    memset(s1, 'x', 1000);
+    s1[1000] = '\0';
+    memcpy(s2, s1, sizeof s1);
+    s2[999] = 'y';
+    principal_key_of("https://as", s1, NULL, a, sizeof a);
+    principal_key_of("https://as", s2, NULL, b, sizeof b);
+    T_TRUE(a[0] && strcmp(a, b) != 0);
+    principal_key_of("https://as", s1, NULL, b, sizeof b);
+    T_EQ_STR(a, b);
+    /* no principal: the empty key, unlike any principal's */
+    mcp__principal_key(NULL, a, sizeof a);
+    T_EQ_STR(a, "");
+    principal_key_of(NULL, NULL, NULL, a, sizeof a);
+    T_TRUE(a[0] != '\0');
+}
+
 TEST_MAIN(TEST(test_b64url), TEST(test_bearer_parse), TEST(test_scopes_normalize), TEST(test_jwks_parse_all_types),
           TEST(test_jwk_rejections), TEST(test_jwt_parse), TEST(test_verify_each_alg), TEST(test_verify_claims),
           TEST(test_verify_no_leeway), TEST(test_forgeries), TEST(test_check_header_and_required_scopes),
           TEST(test_scope_hierarchy), TEST(test_token_cache), TEST(test_verify_nomem), TEST(test_new_refusals),
           TEST(test_metadata_and_challenge), TEST(test_default_resource), TEST(test_parse_arg), TEST(test_ratelimit),
-          TEST(test_conn_principal))
+          TEST(test_conn_principal), TEST(test_principal_key))
