@@ -12,7 +12,9 @@
  * `inputRequests` and the handler gets MCP_ERR_INPUT_REQUIRED. The
  * library then ends the round with an InputRequiredResult whose
  * `requestState` is signed with HMAC-SHA256 under a per-server key, bound
- * to the tool and a digest of its arguments, and expires.
+ * to the tool, a digest of its arguments and the principal (its
+ * mcp__principal_key, "" without authorization), carries a random nonce,
+ * and expires.
  */
 #include "util/util.h"
 #include "server/server_internal.h"
@@ -94,8 +96,9 @@ mcp_status mcp__ask_verify_state(mcp_server *srv, mcp__asker *a, const char *sta
     char hex[65];
     args_digest(args ? args : mcp__empty_object(), digest);
     hex32(digest, hex);
-    /* Bound to this tool and these arguments, and not expired. */
+    /* Bound to this tool, these arguments and this principal, and not expired. */
     if (!mcp_json_str_eq(mcp_json_get(root, "t"), tool) || !mcp_json_str_eq(mcp_json_get(root, "a"), hex) ||
+        !mcp_json_str_eq(mcp_json_get(root, "p"), a->principal_key) ||
         mcp_json_typeof(mcp_json_get(root, "x")) != MCP_JSON_INT ||
         (uint64_t)mcp_json_int(mcp_json_get(root, "x")) < mcp__wall_ms()) {
         mcp_json_doc_free(doc);
@@ -129,11 +132,24 @@ mcp_status mcp__ask_write_state(mcp_server *srv, mcp__asker *a, mcp_jw *w, const
     char hex[65];
     args_digest(args ? args : mcp__empty_object(), digest);
     hex32(digest, hex);
+    /* A fresh nonce: no two states are alike, even in one millisecond. */
+    unsigned char nonce[32] = {0};
+    char nonce_hex[65];
+    if (RAND_bytes(nonce, 16) != 1) {
+        mcp_buf_cleanup(&p);
+        return MCP_ERR_IO;
+    }
+    hex32(nonce, nonce_hex);
+    nonce_hex[32] = '\0'; /* 16 bytes */
     mcp_jw_object_begin(&pw);
     mcp_jw_key(&pw, "t");
     mcp_jw_string(&pw, tool);
     mcp_jw_key(&pw, "a");
     mcp_jw_string(&pw, hex);
+    mcp_jw_key(&pw, "p"); /* the principal's key, "" without authorization */
+    mcp_jw_string(&pw, a->principal_key);
+    mcp_jw_key(&pw, "n");
+    mcp_jw_string(&pw, nonce_hex);
     mcp_jw_key(&pw, "x");
     mcp_jw_int(&pw, (int64_t)(mcp__wall_ms() + STATE_TTL_MS));
     /* Every answer so far: earlier rounds' and this request's. */
@@ -557,6 +573,7 @@ int mcp__ask_begin_ex(mcp_conn *c, const mcp_rpc_id *id, const mcp_json *params,
 
 int mcp__ask_begin(mcp__req *r, mcp__asker *a, const char *bound, const mcp_json *args)
 {
+    mcp__principal_key(r->principal, a->principal_key, sizeof a->principal_key);
     return mcp__ask_begin_ex(r->c, &r->msg->id, r->msg->params, a, bound, args);
 }
 

@@ -200,6 +200,8 @@ typedef struct mcp__asker {
     unsigned char *handler_state; /* mcp_call_set_state bytes, or NULL */
     size_t handler_state_len;   /* their length */
     mcp__ask *legacy;           /* legacy requests made (kept for their answers) */
+    char principal_key[MCP__PRINCIPAL_KEY_SIZE]; /* who asks (mcp__principal_key; "" without
+                                                    authorization): requestState is bound to it */
 } mcp__asker;
 
 /* Call states. */

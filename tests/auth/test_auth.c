@@ -961,9 +961,113 @@ static void test_principal_key(void)
     T_TRUE(a[0] != '\0');
 }
 
+/* requestState is bound to the principal it was minted for: another
+ * subject (or a request without one) replaying it is refused. */
+static mcp_status ask_name(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    (void)ud;
+    const mcp_json *answer = NULL;
+    mcp_status st = mcp_call_elicit(call, "name", "Name?",
+                                    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}", &answer);
+    if (st)
+        return st;
+    return mcp_call_textf(call, "hello %s", mcp_json_str(mcp_json_get(mcp_json_get(answer, "content"), "name"), NULL));
+}
+
+/* The requestState of an input_required answer in `frame` into out ("" if none). */
+static void state_of(const char *frame, char *out, size_t cap)
+{
+    out[0] = '\0';
+    mcp_json_doc *d = NULL;
+    if (mcp_json_parse(&d, frame, strlen(frame), NULL, NULL))
+        return;
+    const char *st = mcp_json_str(mcp_json_get(mcp_json_get(mcp_json_doc_root(d), "result"), "requestState"), NULL);
+    snprintf(out, cap, "%s", st ? st : "");
+    mcp_json_doc_free(d);
+}
+
+static void test_request_state_principal(void)
+{
+    mcp_server_opts so;
+    memset(&so, 0, sizeof so);
+    so.workers = 1;
+    mcp_server *srv;
+    T_OK(mcp_server_new(&srv, &so, NULL));
+    mcp_tool_def d;
+    memset(&d, 0, sizeof d);
+    d.name = "ask";
+    d.handler = ask_name;
+    d.flags = MCP_TOOL_NONBLOCKING;
+    T_OK(mcp_server_add_tool(srv, &d, NULL));
+    mcp_auth *a = make_auth(NULL, -1);
+    char *c = tas_claims(as(), RESOURCE, "carol", "x", 300, 0, NULL);
+    char *t = tas_sign(as(), TAS_ES256, c, 0);
+    mcp_principal *carol;
+    T_VERIFY_OK(a, t, carol);
+    free(t);
+    free(c);
+    c = tas_claims(as(), RESOURCE, "dave", "x", 300, 0, NULL);
+    t = tas_sign(as(), TAS_ES256, c, 0);
+    mcp_principal *dave;
+    T_VERIFY_OK(a, t, dave);
+    free(t);
+    free(c);
+
+    sink s;
+    memset(&s, 0, sizeof s);
+    pthread_mutex_init(&s.mu, NULL);
+    mcp_conn *conn;
+    T_OK(mcp_conn_new(&conn, srv, capture, &s));
+    static const char meta[] = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                               "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}";
+    char frame[1800], st_carol[1200], st_none[1200];
+    snprintf(frame, sizeof frame,
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"ask\",%s}}", meta);
+    T_OK(mcp_conn_recv_auth(conn, frame, strlen(frame), carol));
+    T_TRUE(strstr(s.last, "input_required") != NULL);
+    state_of(s.last, st_carol, sizeof st_carol);
+    T_TRUE(st_carol[0] != '\0');
+    T_OK(mcp_conn_recv(conn, frame, strlen(frame)));
+    state_of(s.last, st_none, sizeof st_none);
+    T_TRUE(st_none[0] != '\0');
+
+    static const char answer[] = "\"inputResponses\":{\"name\":{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}}";
+#define RETRY(state)                                                                                           \
+    snprintf(frame, sizeof frame,                                                                              \
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"ask\",%s,"         \
+             "\"requestState\":\"%s\",%s}}",                                                                   \
+             answer, (state), meta)
+    /* carol's state presented by dave, or without a principal: refused */
+    RETRY(st_carol);
+    T_OK(mcp_conn_recv_auth(conn, frame, strlen(frame), dave));
+    T_TRUE(strstr(s.last, "-32602") && strstr(s.last, "requestState integrity check failed"));
+    T_OK(mcp_conn_recv(conn, frame, strlen(frame)));
+    T_TRUE(strstr(s.last, "-32602") && strstr(s.last, "requestState integrity check failed"));
+    /* a state minted without a principal, presented by carol: refused */
+    RETRY(st_none);
+    T_OK(mcp_conn_recv_auth(conn, frame, strlen(frame), carol));
+    T_TRUE(strstr(s.last, "-32602") && strstr(s.last, "requestState integrity check failed"));
+    /* each by its own: accepted */
+    T_OK(mcp_conn_recv(conn, frame, strlen(frame)));
+    T_TRUE(strstr(s.last, "hello Ada") != NULL);
+    RETRY(st_carol);
+    T_OK(mcp_conn_recv_auth(conn, frame, strlen(frame), carol));
+    T_TRUE(strstr(s.last, "hello Ada") != NULL);
+#undef RETRY
+    T_TRUE(strcmp(st_none, st_carol) != 0); /* a nonce each, even within one millisecond */
+    mcp_conn_free(conn);
+    pthread_mutex_destroy(&s.mu);
+    mcp_principal_free(carol);
+    mcp_principal_free(dave);
+    mcp_auth_free(a);
+    mcp_server_free(srv);
+}
+
 TEST_MAIN(TEST(test_b64url), TEST(test_bearer_parse), TEST(test_scopes_normalize), TEST(test_jwks_parse_all_types),
           TEST(test_jwk_rejections), TEST(test_jwt_parse), TEST(test_verify_each_alg), TEST(test_verify_claims),
           TEST(test_verify_no_leeway), TEST(test_forgeries), TEST(test_check_header_and_required_scopes),
           TEST(test_scope_hierarchy), TEST(test_token_cache), TEST(test_verify_nomem), TEST(test_new_refusals),
           TEST(test_metadata_and_challenge), TEST(test_default_resource), TEST(test_parse_arg), TEST(test_ratelimit),
-          TEST(test_conn_principal), TEST(test_principal_key))
+          TEST(test_conn_principal), TEST(test_principal_key),
+          TEST(test_request_state_principal))
