@@ -1819,7 +1819,7 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }
     if (opts && opts->transcript_path) {
-        c->transcript = fopen(opts->transcript_path, "a");
+        c->transcript = mcp__transcript_open(opts->transcript_path);
         if (!c->transcript) {
             mcp_status st = mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot open the transcript %.150s: %s",
                                       opts->transcript_path, strerror(errno));

@@ -124,4 +124,8 @@ static inline uint64_t mcp__str_special(uint64_t w)
 void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
                           const mcp_json_parse_opts *popts);
 
+/* Opens a transcript file for appending, creating it owner-only (0600: it
+ * holds what users sent). NULL with errno set on failure. */
+FILE *mcp__transcript_open(const char *path);
+
 #endif /* MCP_JSON_INTERNAL_H */

@@ -219,7 +219,7 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
 
     mcp_status st = MCP_OK;
     if (opts && opts->transcript_path) {
-        srv->transcript = fopen(opts->transcript_path, "a");
+        srv->transcript = mcp__transcript_open(opts->transcript_path);
         if (!srv->transcript)
             st = mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot open transcript %s: %s", opts->transcript_path,
                            strerror(errno));

@@ -12,6 +12,9 @@
 #include "testlib.h"
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_SENT 64
 
@@ -444,6 +447,31 @@ static void test_new_nomem(void)
     T_NOMEM_LOOP(st, { st = mcp__client_new(&c, NULL, NULL); }, { mcp_client_close(c); });
 }
 
+/* The transcript holds what users typed: created owner-only (0600) whatever the umask. */
+static void test_transcript_mode(void)
+{
+    char dir[] = "/tmp/mcp-client-transcript-XXXXXX";
+    T_NOT_NULL(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.jsonl", dir);
+    mode_t old = umask(022);
+    mcp_client_opts o;
+    memset(&o, 0, sizeof o);
+    o.transcript_path = path;
+    mcp_client *c = NULL;
+    mcp_status st = mcp__client_new(&c, &o, NULL);
+    umask(old);
+    T_OK(st);
+    mcp_client_close(c);
+    struct stat sb;
+    int rc = stat(path, &sb);
+    unlink(path);
+    rmdir(dir);
+    T_EQ_INT(rc, 0);
+    T_EQ_INT((int)(sb.st_mode & 0777), 0600);
+}
+
 TEST_MAIN(TEST(test_modern_meta_and_headers), TEST(test_unsupported_version_retry),
           TEST(test_modern_error_does_not_fall_back), TEST(test_legacy_fallback), TEST(test_input_required_round),
-          TEST(test_timeout_and_late_answer), TEST(test_bad_options), TEST(test_new_nomem))
+          TEST(test_timeout_and_late_answer), TEST(test_bad_options), TEST(test_new_nomem),
+          TEST(test_transcript_mode))

@@ -10,6 +10,9 @@
 #include "testlib.h"
 
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 /* ---- a capturing transport ------------------------------------------------ */
@@ -766,7 +769,33 @@ static void test_call_reports(void)
     capture_free(&cap);
 }
 
+/* The transcript holds personal data: created owner-only (0600) whatever the umask. */
+static void test_transcript_mode(void)
+{
+    char dir[] = "/tmp/mcp-server-transcript-XXXXXX";
+    T_NOT_NULL(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.jsonl", dir);
+    mode_t old = umask(022);
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.workers = 1;
+    o.transcript_path = path;
+    mcp_server *srv = NULL;
+    mcp_status st = mcp_server_new(&srv, &o, NULL);
+    umask(old);
+    T_OK(st);
+    mcp_server_free(srv);
+    struct stat sb;
+    int rc = stat(path, &sb);
+    unlink(path);
+    rmdir(dir);
+    T_EQ_INT(rc, 0);
+    T_EQ_INT((int)(sb.st_mode & 0777), 0600);
+}
+
 TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
           TEST(test_slow_never_blocks_fast), TEST(test_busy_queue), TEST(test_close_cancels),
           TEST(test_handler_api_errors), TEST(test_many_connections), TEST(test_input_required_rounds),
-          TEST(test_legacy_ask_cancel), TEST(test_call_reports))
+          TEST(test_legacy_ask_cancel), TEST(test_call_reports),
+          TEST(test_transcript_mode))
