@@ -33,6 +33,7 @@
  * (before anything else) and per token subject answer 429.
  */
 #include "auth/auth_internal.h"
+#include "json/json_internal.h"
 #include "util/abi.h"
 #include "util/util.h"
 #include "server/server_internal.h"
@@ -1426,8 +1427,10 @@ int mcp__http_header_matches(const char *h, size_t hl, const mcp_json *v)
     }
     case MCP_JSON_INT:
     case MCP_JSON_REAL: {
+        /* In the C locale: an embedder's setlocale() must not make "1.5" unreadable. */
         char *end;
-        double d = strtod(h, &end);
+        locale_t c = mcp__c_locale();
+        double d = c ? strtod_l(h, &end, c) : strtod(h, &end);
         return hl && end == h + hl && d == mcp_json_number(v);
     }
     case MCP_JSON_BOOL:
