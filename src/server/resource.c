@@ -416,7 +416,10 @@ void mcp__m_resources_read(mcp__req *r)
         return;
     }
     if (st || mcp_jw_status(&r->w)) {
-        mcp__server_diag(srv, MCP_LOG_ERROR, "reading %.200s failed: %s", uri_z ? uri_z : "(uri with NUL)",
+        /* The client chose the URI: quoted, so it cannot start a log line of its own. */
+        char quoted[201];
+        mcp__quote_text(quoted, sizeof quoted, uri, len);
+        mcp__server_diag(srv, MCP_LOG_ERROR, "reading \"%s\" failed: %s", quoted,
                          mcp_status_str(st ? st : mcp_jw_status(&r->w)));
         mcp_buf_cleanup(&r->buf);
         mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: the resource could not be read");

@@ -794,8 +794,67 @@ static void test_transcript_mode(void)
     T_EQ_INT((int)(sb.st_mode & 0777), 0600);
 }
 
+/* A URI the client sent is quoted in the server's log: one line, whatever it holds. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char g_log_line[512];
+
+static void keep_log(mcp_log_level level, const char *message, void *ud)
+{
+    (void)level;
+    (void)ud;
+    pthread_mutex_lock(&g_log_mu);
+    if (strstr(message, "reading"))
+        snprintf(g_log_line, sizeof g_log_line, "%s", message);
+    pthread_mutex_unlock(&g_log_mu);
+}
+
+static mcp_status failing_read(mcp_read *rd, const char *uri, const mcp_json *vars, void *ud)
+{
+    (void)rd;
+    (void)uri;
+    (void)vars;
+    (void)ud;
+    return MCP_ERR_IO;
+}
+
+static void test_uri_logged_quoted(void)
+{
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.workers = 1;
+    o.log = keep_log;
+    mcp_server *srv;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    mcp_resource_def rd;
+    memset(&rd, 0, sizeof rd);
+    rd.uri_template = "x://{name}";
+    rd.name = "x";
+    rd.size = -1;
+    rd.handler = failing_read;
+    T_OK(mcp_server_add_resource(srv, &rd, NULL));
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    g_log_line[0] = '\0';
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                 "\"x://a\\nINFO forged line\\r\\tb\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+                 "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    T_TRUE(wait_for(&cap, "\"id\":7,", 3000) >= 0);
+    pthread_mutex_lock(&g_log_mu);
+    char line[512];
+    snprintf(line, sizeof line, "%s", g_log_line);
+    pthread_mutex_unlock(&g_log_mu);
+    mcp_conn_free(c);
+    capture_free(&cap);
+    mcp_server_free(srv);
+    T_TRUE(strstr(line, "reading") != NULL);
+    T_TRUE(strstr(line, "forged line") != NULL);
+    T_TRUE(strpbrk(line, "\r\n\t") == NULL);
+}
+
 TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
           TEST(test_slow_never_blocks_fast), TEST(test_busy_queue), TEST(test_close_cancels),
           TEST(test_handler_api_errors), TEST(test_many_connections), TEST(test_input_required_rounds),
           TEST(test_legacy_ask_cancel), TEST(test_call_reports),
-          TEST(test_transcript_mode))
+          TEST(test_transcript_mode), TEST(test_uri_logged_quoted))
