@@ -10,7 +10,9 @@
  * runs at a time (`fetch_mu`), and fetches are spaced at least
  * `jwks_min_interval_s` apart, so a stream of tokens with made-up key ids
  * cannot turn the server into a flood against its issuer. The cache has
- * its own lock. Principals are immutable once built.
+ * its own lock, and so has introspection (`intro_mu`): the tokens it
+ * refused lately, and the questions under way, one per token.
+ * Principals are immutable once built.
  */
 #include "auth/auth_internal.h"
 #include "util/abi.h"
@@ -36,6 +38,8 @@
 #define DEFAULT_MAX_KEYS 32u
 #define DEFAULT_TIMEOUT_MS 5000u
 #define MAX_INTROSPECTION_BYTES ((size_t)64 << 10)
+#define NEG_SLOTS 256u          /* refused tokens remembered (a fixed table: bounded in entries and bytes) */
+#define NEG_TTL_S 30            /* at most this long (and no longer than introspection_cache_s) */
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
 
 /* What the resource URI gives: set once, then read without a lock. */
@@ -52,6 +56,25 @@ typedef struct cslot {
     int64_t until;              /* reuse it until then (Unix seconds) */
     uint64_t gen;               /* key-set generation + 1 for a JWT; 0 for introspection */
 } cslot;
+
+/* One token the introspection endpoint refused, keyed by its SHA-256 (never the token). */
+typedef struct nslot {
+    unsigned char h[32];        /* SHA-256 of the token */
+    int64_t until;              /* refuse it without asking until then; 0 for an empty slot */
+    char msg[120];              /* why it was refused */
+} nslot;
+
+/* An introspection under way: later verifications of the same token wait for it. */
+typedef struct flight {
+    unsigned char h[32];        /* SHA-256 of the token */
+    struct flight *next;        /* in mcp_auth.flights */
+    unsigned users;             /* the thread asking plus those waiting; the last frees it */
+    int done;                   /* the answer below is in */
+    mcp_status st;              /* its outcome */
+    mcp_auth_error why;
+    mcp_principal *p;           /* a reference when st is MCP_OK */
+    mcp_error e;                /* the error when it is not */
+} flight;
 
 struct mcp_auth {
     /* Options, immutable after mcp_auth_new. */
@@ -93,6 +116,12 @@ struct mcp_auth {
     pthread_mutex_t cache_mu;   /* guards the slots */
     cslot *cache;               /* or NULL when off */
     unsigned cache_mask;        /* slots - 1 */
+
+    /* Introspection: refused tokens and questions under way. */
+    pthread_mutex_t intro_mu;   /* guards the fields below */
+    pthread_cond_t intro_cv;    /* a flight landed */
+    nslot *neg;                 /* NEG_SLOTS slots, or NULL without introspection or reuse */
+    flight *flights;            /* introspections under way */
 };
 
 static int64_t wall_s(void)
@@ -755,6 +784,101 @@ static void cache_put(mcp_auth *a, const unsigned char *h, mcp_principal *p, int
     mcp_principal_free(old);
 }
 
+/* How long a refusal from the introspection endpoint is remembered (0: not at all). */
+static int64_t neg_ttl(const mcp_auth *a)
+{
+    return a->intro_cache_s <= 0 ? 0 : a->intro_cache_s < NEG_TTL_S ? a->intro_cache_s : NEG_TTL_S;
+}
+
+/*
+ * Introspects a token once for everyone: a token refused a moment ago is
+ * refused again without asking (the negative cache), and threads that ask
+ * about a token while a question about it is out wait for that answer
+ * instead of asking too (single flight). `h` is the token's SHA-256.
+ */
+static mcp_status introspect_once(mcp_auth *a, const char *t, size_t len, const unsigned char *h,
+                                  mcp_principal **out, verdict *v, mcp_error *err)
+{
+    uint64_t idx;
+    memcpy(&idx, h, sizeof idx);
+    pthread_mutex_lock(&a->intro_mu);
+    nslot *ns = a->neg ? &a->neg[idx & (NEG_SLOTS - 1)] : NULL;
+    if (ns && ns->until && memcmp(ns->h, h, 32) == 0 && wall_s() <= ns->until) {
+        char msg[sizeof ns->msg];
+        memcpy(msg, ns->msg, sizeof msg);
+        pthread_mutex_unlock(&a->intro_mu);
+        v->why = MCP_AUTH_INVALID_TOKEN;
+        return mcp__fail(err, MCP_ERR_AUTH, 0, 0, "%s", msg);
+    }
+    flight *f = a->flights;
+    while (f && memcmp(f->h, h, 32) != 0)
+        f = f->next;
+    if (f) {
+        f->users++;
+        while (!f->done)
+            pthread_cond_wait(&a->intro_cv, &a->intro_mu);
+        mcp_status st = f->st;
+        v->why = f->why;
+        v->until = 0; /* the asking thread cached it */
+        if (!st)
+            *out = mcp__principal_ref(f->p);
+        else if (err)
+            *err = f->e;
+        int last = --f->users == 0;
+        pthread_mutex_unlock(&a->intro_mu);
+        if (last) {
+            mcp_principal_free(f->p);
+            mcp_free(f);
+        }
+        return st;
+    }
+    f = mcp__calloc(1, sizeof *f);
+    if (!f) {
+        pthread_mutex_unlock(&a->intro_mu);
+        return introspect(a, t, len, out, v, err);
+    }
+    memcpy(f->h, h, 32);
+    f->users = 1;
+    f->next = a->flights;
+    a->flights = f;
+    pthread_mutex_unlock(&a->intro_mu);
+
+    mcp_error e;
+    memset(&e, 0, sizeof e);
+    mcp_status st = introspect(a, t, len, out, v, &e);
+
+    pthread_mutex_lock(&a->intro_mu);
+    for (flight **pp = &a->flights; *pp; pp = &(*pp)->next)
+        if (*pp == f) {
+            *pp = f->next;
+            break;
+        }
+    f->done = 1;
+    f->st = st;
+    f->why = v->why;
+    f->e = e;
+    if (!st)
+        f->p = mcp__principal_ref(*out);
+    int64_t ttl = neg_ttl(a);
+    if (st == MCP_ERR_AUTH && v->why == MCP_AUTH_INVALID_TOKEN && ns && ttl > 0) {
+        memcpy(ns->h, h, 32);
+        ns->until = wall_s() + ttl;
+        size_t n = strnlen(e.message, sizeof ns->msg - 1);
+        memcpy(ns->msg, e.message, n);
+        ns->msg[n] = '\0';
+    }
+    int last = --f->users == 0;
+    pthread_cond_broadcast(&a->intro_cv);
+    pthread_mutex_unlock(&a->intro_mu);
+    if (last) {
+        mcp_principal_free(f->p);
+        mcp_free(f);
+    }
+    if (st && err)
+        *err = e;
+    return st;
+}
+
 mcp_status mcp_auth_verify(mcp_auth *a, const char *t, size_t len, mcp_principal **out, mcp_auth_error *why,
                            mcp_error *err)
 {
@@ -769,8 +893,8 @@ mcp_status mcp_auth_verify(mcp_auth *a, const char *t, size_t len, mcp_principal
     if (!token68(t, len))
         return refuse(err, why, MCP_AUTH_INVALID_TOKEN, "malformed token: characters outside RFC 6750's token68");
     unsigned char h[32];
-    int hashed = a->cache && EVP_Digest(t, len, h, NULL, EVP_sha256(), NULL) == 1;
-    if (hashed) {
+    int hashed = (a->cache || a->introspect_url) && EVP_Digest(t, len, h, NULL, EVP_sha256(), NULL) == 1;
+    if (hashed && a->cache) {
         mcp_principal *p = cache_get(a, h, wall_s());
         if (p) {
             *out = p;
@@ -786,7 +910,7 @@ mcp_status mcp_auth_verify(mcp_auth *a, const char *t, size_t len, mcp_principal
         jwt = 1;
         st = verify_jwt(a, t, len, &p, &v, &gen, err);
     } else if (a->introspect_url) {
-        st = introspect(a, t, len, &p, &v, err);
+        st = hashed ? introspect_once(a, t, len, h, &p, &v, err) : introspect(a, t, len, &p, &v, err);
     } else {
         st = mcp__fail(err, MCP_ERR_AUTH, 0, 0,
                        "malformed token: not a JWT, and this server has no introspection endpoint for opaque tokens");
@@ -796,7 +920,7 @@ mcp_status mcp_auth_verify(mcp_auth *a, const char *t, size_t len, mcp_principal
             *why = st == MCP_ERR_AUTH ? v.why : MCP_AUTH_OK;
         return st;
     }
-    if (hashed && v.until >= wall_s())
+    if (hashed && a->cache && v.until >= wall_s())
         cache_put(a, h, p, v.until, jwt ? gen + 1 : 0);
     *out = p;
     return MCP_OK;
@@ -1005,6 +1129,9 @@ void mcp_auth_free(mcp_auth *a)
     pthread_mutex_destroy(&a->keys_mu);
     pthread_mutex_destroy(&a->fetch_mu);
     pthread_mutex_destroy(&a->cache_mu);
+    mcp_free(a->neg); /* no flight can be out: nobody may verify while the verifier is freed */
+    pthread_mutex_destroy(&a->intro_mu);
+    pthread_cond_destroy(&a->intro_cv);
     mcp_free(a);
 }
 
@@ -1079,6 +1206,8 @@ static mcp_auth *auth_alloc(const mcp_auth_opts *o, unsigned algs)
     pthread_mutex_init(&a->keys_mu, NULL);
     pthread_mutex_init(&a->fetch_mu, NULL);
     pthread_mutex_init(&a->cache_mu, NULL);
+    pthread_mutex_init(&a->intro_mu, NULL);
+    pthread_cond_init(&a->intro_cv, NULL);
     atomic_init(&a->gen, 0);
     atomic_init(&a->res, NULL);
     a->algs = algs;
@@ -1185,6 +1314,11 @@ static mcp_status cache_and_keys(mcp_auth *a, const mcp_auth_opts *o, mcp_error 
         if (!a->cache)
             return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
         a->cache_mask = n - 1;
+    }
+    if (o->introspection_url && neg_ttl(a) > 0) {
+        a->neg = mcp__calloc(NEG_SLOTS, sizeof *a->neg);
+        if (!a->neg)
+            return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }
     if (o->jwks_json) {
         mcp__keyset *ks;

@@ -14,6 +14,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -749,6 +750,104 @@ static void test_introspection(void)
     env_stop(&e);
 }
 
+/* ---- the verifier against a slow or hostile stream of tokens -------------------- */
+
+#define RES_DIRECT "https://mcp.example.com/mcp"
+
+/* A verifier on the test server's introspection endpoint (no HTTP server). */
+static mcp_auth *introspecting_auth(void)
+{
+    static char url[160];
+    snprintf(url, sizeof url, "%s/introspect", tas_issuer(as()));
+    mcp_auth_opts ao;
+    memset(&ao, 0, sizeof ao);
+    ao.resource = RES_DIRECT;
+    ao.issuers = tas_issuer(as());
+    ao.introspection_url = url;
+    ao.client_id = TAS_CLIENT_ID;
+    ao.client_secret = TAS_CLIENT_SECRET;
+    mcp_auth *a = NULL;
+    mcp_error err;
+    if (mcp_auth_new(&a, &ao, &err))
+        fprintf(stderr, "  mcp_auth_new: %s\n", err.message);
+    return a;
+}
+
+typedef struct vjob {
+    mcp_auth *a;
+    const char *tok;
+    mcp_status st;
+    mcp_auth_error why;
+} vjob;
+
+static void *verify_job(void *ud)
+{
+    vjob *j = ud;
+    mcp_principal *p = NULL;
+    j->st = mcp_auth_verify(j->a, j->tok, strlen(j->tok), &p, &j->why, NULL);
+    mcp_principal_free(p);
+    return NULL;
+}
+
+/* Verifies `tok` on 8 threads at once; returns how many were accepted. */
+static int verify_burst(mcp_auth *a, const char *tok, mcp_auth_error *why)
+{
+    vjob j[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        j[i].a = a;
+        j[i].tok = tok;
+        pthread_create(&th[i], NULL, verify_job, &j[i]);
+    }
+    int ok = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        ok += j[i].st == MCP_OK;
+        *why = j[i].why;
+    }
+    return ok;
+}
+
+static void test_introspection_negative_cache(void)
+{
+    mcp_auth *a = introspecting_auth();
+    T_TRUE(a != NULL);
+    unsigned n0 = tas_introspections(as());
+    /* the same junk token 50 times: one call to the authorization server */
+    for (int i = 0; i < 50; i++) {
+        mcp_principal *p = NULL;
+        mcp_auth_error why = MCP_AUTH_OK;
+        T_STATUS(mcp_auth_verify(a, "junk-token-50", 13, &p, &why, NULL), MCP_ERR_AUTH);
+        T_EQ_INT(why, MCP_AUTH_INVALID_TOKEN);
+    }
+    T_EQ_INT(tas_introspections(as()), n0 + 1);
+    /* another junk token is another question */
+    mcp_principal *p = NULL;
+    T_STATUS(mcp_auth_verify(a, "junk-token-51", 13, &p, NULL, NULL), MCP_ERR_AUTH);
+    T_EQ_INT(tas_introspections(as()), n0 + 2);
+    mcp_auth_free(a);
+}
+
+static void test_introspection_single_flight(void)
+{
+    mcp_auth *a = introspecting_auth();
+    T_TRUE(a != NULL);
+    char *c = tas_claims(as(), RES_DIRECT, "sf", "mcp:tools", 300, 0, NULL);
+    tas_add_opaque(as(), "opaque-single-flight", c);
+    free(c);
+    tas_delay(as(), 300); /* the threads all arrive while the first call is out */
+    unsigned n0 = tas_introspections(as());
+    mcp_auth_error why;
+    T_EQ_INT(verify_burst(a, "opaque-single-flight", &why), 8);
+    T_EQ_INT(tas_introspections(as()), n0 + 1);
+    /* the same for a token the server does not know */
+    T_EQ_INT(verify_burst(a, "opaque-never-issued", &why), 0);
+    T_EQ_INT(why, MCP_AUTH_INVALID_TOKEN);
+    T_EQ_INT(tas_introspections(as()), n0 + 2);
+    tas_delay(as(), 0);
+    mcp_auth_free(a);
+}
+
 /* A self-signed certificate for 127.0.0.1 (EC P-256), written as PEM files. */
 static void make_cert(const char *cert_path, const char *key_path)
 {
@@ -842,4 +941,5 @@ static void test_tls(void)
 TEST_MAIN(TEST(test_prm_documents), TEST(test_no_token), TEST(test_malformed_header), TEST(test_invalid_tokens),
           TEST(test_each_alg), TEST(test_scope_gated), TEST(test_required_scopes), TEST(test_unknown_kid_refresh),
           TEST(test_jwks_unavailable), TEST(test_legacy_session), TEST(test_rate_limits), TEST(test_introspection),
+          TEST(test_introspection_negative_cache), TEST(test_introspection_single_flight),
           TEST(test_tls))

@@ -40,6 +40,7 @@ struct tas {
     unsigned jwks_fetches;
     unsigned introspections;
     int jwks_fail;
+    unsigned delay_ms;            /* before answering /jwks and /introspect */
     struct {
         char *token;
         char *claims;
@@ -398,6 +399,14 @@ static void form_decode(char *s)
     *o = '\0';
 }
 
+/* Sleeps `ms` milliseconds (the slow-server knob, tas_delay). */
+static void nap(unsigned ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (ms && nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 static enum MHD_Result introspect(tas *as, struct MHD_Connection *c, req *q)
 {
     char *pass = NULL;
@@ -409,7 +418,9 @@ static enum MHD_Result introspect(tas *as, struct MHD_Connection *c, req *q)
         MHD_free(pass);
     pthread_mutex_lock(&as->mu);
     as->introspections++;
+    unsigned delay = as->delay_ms;
     pthread_mutex_unlock(&as->mu);
+    nap(delay);
     if (!ok)
         return send_text(c, MHD_HTTP_UNAUTHORIZED, "application/json", fmt("{\"error\":\"invalid_client\"}"));
     char *tok = NULL;
@@ -468,7 +479,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         pthread_mutex_lock(&as->mu);
         as->jwks_fetches++;
         int fail = as->jwks_fail;
+        unsigned delay = as->delay_ms;
         pthread_mutex_unlock(&as->mu);
+        nap(delay);
         if (fail)
             return send_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", fmt("down"));
         return send_text(c, MHD_HTTP_OK, "application/json", tas_jwks(as));
@@ -579,6 +592,13 @@ void tas_jwks_fail(tas *as, int on)
 {
     pthread_mutex_lock(&as->mu);
     as->jwks_fail = on;
+    pthread_mutex_unlock(&as->mu);
+}
+
+void tas_delay(tas *as, unsigned ms)
+{
+    pthread_mutex_lock(&as->mu);
+    as->delay_ms = ms;
     pthread_mutex_unlock(&as->mu);
 }
 

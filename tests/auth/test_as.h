@@ -47,6 +47,8 @@ unsigned tas_jwks_fetches(tas *as);
 unsigned tas_introspections(tas *as);
 /* Makes /jwks answer 500 (on != 0) or work again. */
 void tas_jwks_fail(tas *as, int on);
+/* Makes /jwks and /introspect wait `ms` milliseconds before answering (0: at once). */
+void tas_delay(tas *as, unsigned ms);
 /* A new signing key for `alg` with a new kid (old keys stay published). */
 void tas_rotate(tas *as, tas_alg alg);
 /* The kid of the current key for `alg`. */
