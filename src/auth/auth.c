@@ -8,10 +8,11 @@
  * Threads: verifications run on any thread at once. The key set is an
  * immutable, reference-counted object swapped under `keys_mu`; one fetch
  * runs at a time (`fetch_mu`), and fetches are spaced at least
- * `jwks_min_interval_s` apart, so a stream of tokens with made-up key ids
- * cannot turn the server into a flood against its issuer. The cache has
- * its own lock, and so has introspection (`intro_mu`): the tokens it
- * refused lately, and the questions under way, one per token.
+ * `jwks_min_interval_s` apart (checked atomically before that lock, so an
+ * unknown kid never waits behind a fetch), so a stream of tokens with
+ * made-up key ids cannot turn the server into a flood against its issuer.
+ * The cache has its own lock, and so has introspection (`intro_mu`): the
+ * tokens it refused lately, and the questions under way, one per token.
  * Principals are immutable once built.
  */
 #include "auth/auth_internal.h"
@@ -107,8 +108,7 @@ struct mcp_auth {
     pthread_mutex_t keys_mu;    /* guards the fields below */
     mcp__keyset *keys;          /* the keys in use, or NULL before the first load */
     uint64_t loaded_ms;         /* when they were loaded (monotonic) */
-    uint64_t attempt_ms;        /* when the last fetch began */
-    int attempted;              /* a fetch began at least once */
+    atomic_uint_fast64_t attempt_ms; /* when the last fetch began (monotonic, at least 1); 0: never */
     atomic_uint_fast64_t gen;   /* bumped when the key set changes (cached JWTs lapse) */
     pthread_mutex_t fetch_mu;   /* one fetch at a time */
 
@@ -559,23 +559,26 @@ static mcp_status load_keys(mcp_auth *a, mcp_error *err)
 
 /*
  * Refreshes the keys unless one began less than min_interval ago (then
- * MCP_ERR_BUSY, and nothing is fetched) or `force`. Threads that arrive
- * while a fetch runs wait for it and then find it recent.
+ * MCP_ERR_BUSY at once, and nothing is fetched) or `force`. The interval
+ * is checked and claimed atomically before `fetch_mu` is taken, so a
+ * token with an unknown kid never waits behind a fetch under way: within
+ * the interval it fails at once (only a first load is waited for, in
+ * keys_get).
  */
 static mcp_status refresh(mcp_auth *a, int force, mcp_error *err)
 {
     if (!a->jwks_url && !a->jwks_file)
         return mcp__fail(err, MCP_ERR_STATE, 0, 0, "the keys come from jwks_json: nothing to refresh");
-    pthread_mutex_lock(&a->fetch_mu);
-    pthread_mutex_lock(&a->keys_mu);
     uint64_t now = mcp__mono_ms();
-    int recent = a->attempted && now - a->attempt_ms < a->min_interval_ms;
-    if (!recent || force) {
-        a->attempted = 1;
-        a->attempt_ms = now;
-    }
-    pthread_mutex_unlock(&a->keys_mu);
-    mcp_status st = recent && !force ? MCP_ERR_BUSY : load_keys(a, err);
+    if (now == 0)
+        now = 1; /* 0 means never */
+    uint64_t last = atomic_load(&a->attempt_ms);
+    if (force)
+        atomic_store(&a->attempt_ms, now);
+    else if ((last && now - last < a->min_interval_ms) || !atomic_compare_exchange_strong(&a->attempt_ms, &last, now))
+        return MCP_ERR_BUSY; /* recent, or another thread just claimed this fetch */
+    pthread_mutex_lock(&a->fetch_mu);
+    mcp_status st = load_keys(a, err);
     pthread_mutex_unlock(&a->fetch_mu);
     return st;
 }
@@ -599,6 +602,14 @@ static mcp__keyset *keys_get(mcp_auth *a, int *failed)
         mcp_status st = refresh(a, 0, NULL);
         if (st && st != MCP_ERR_BUSY)
             *failed = 1;
+    }
+    pthread_mutex_lock(&a->keys_mu);
+    int none = !a->keys;
+    pthread_mutex_unlock(&a->keys_mu);
+    if (stale && none) {
+        /* No keys at all yet: wait for the first load under way. */
+        pthread_mutex_lock(&a->fetch_mu);
+        pthread_mutex_unlock(&a->fetch_mu);
     }
     pthread_mutex_lock(&a->keys_mu);
     mcp__keyset *ks = a->keys;
@@ -1209,6 +1220,7 @@ static mcp_auth *auth_alloc(const mcp_auth_opts *o, unsigned algs)
     pthread_mutex_init(&a->intro_mu, NULL);
     pthread_cond_init(&a->intro_cv, NULL);
     atomic_init(&a->gen, 0);
+    atomic_init(&a->attempt_ms, 0);
     atomic_init(&a->res, NULL);
     a->algs = algs;
     a->has_keys = o->jwks_file || o->jwks_url || o->jwks_json;
@@ -1328,10 +1340,8 @@ static mcp_status cache_and_keys(mcp_auth *a, const mcp_auth_opts *o, mcp_error 
             return st;
         keys_install(a, ks);
     } else if (o->jwks_file) {
-        pthread_mutex_lock(&a->keys_mu);
-        a->attempted = 1;
-        a->attempt_ms = mcp__mono_ms();
-        pthread_mutex_unlock(&a->keys_mu);
+        uint64_t now = mcp__mono_ms();
+        atomic_store(&a->attempt_ms, now ? now : 1);
         return load_keys(a, err);
     }
     return MCP_OK;

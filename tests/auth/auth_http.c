@@ -16,6 +16,7 @@
 #include <openssl/x509v3.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -848,6 +849,61 @@ static void test_introspection_single_flight(void)
     mcp_auth_free(a);
 }
 
+static void *forced_refresh(void *ud)
+{
+    mcp_auth_refresh(ud, NULL);
+    return NULL;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void test_unknown_kid_slow_jwks(void)
+{
+    mcp_auth_opts ao;
+    memset(&ao, 0, sizeof ao);
+    ao.resource = RES_DIRECT;
+    ao.issuers = tas_issuer(as());
+    ao.jwks_url = tas_jwks_url(as());
+    mcp_auth *a = NULL;
+    T_OK(mcp_auth_new(&a, &ao, NULL));
+    char *c = tas_claims(as(), RES_DIRECT, "k", "mcp:tools", 300, 0, NULL);
+    char *t = tas_sign(as(), TAS_ES256, c, 0);
+    mcp_principal *p = NULL;
+    T_OK(mcp_auth_verify(a, t, strlen(t), &p, NULL, NULL)); /* loads the keys */
+    mcp_principal_free(p);
+    free(t);
+    unsigned f0 = tas_jwks_fetches(as());
+    /* a slow fetch is under way ... */
+    tas_delay(as(), 1500);
+    pthread_t th;
+    pthread_create(&th, NULL, forced_refresh, a);
+    while (tas_jwks_fetches(as()) == f0)
+        usleep(1000);
+    /* ... and a burst of made-up key ids is refused at once, without waiting for it */
+    uint64_t t0 = now_ms();
+    for (int i = 0; i < 20; i++) {
+        t = tas_sign(as(), TAS_ES256, c, TAS_RANDOM_KID);
+        mcp_auth_error why = MCP_AUTH_OK;
+        T_STATUS(mcp_auth_verify(a, t, strlen(t), &p, &why, NULL), MCP_ERR_AUTH);
+        T_EQ_INT(why, MCP_AUTH_INVALID_TOKEN);
+        free(t);
+    }
+    uint64_t took = now_ms() - t0;
+    if (took >= 700)
+        fprintf(stderr, "  20 unknown kids took %llu ms\n", (unsigned long long)took);
+    T_TRUE(took < 700);
+    pthread_join(th, NULL);
+    tas_delay(as(), 0);
+    T_EQ_INT(tas_jwks_fetches(as()), f0 + 1); /* the forced one only */
+    free(c);
+    mcp_auth_free(a);
+}
+
 /* A self-signed certificate for 127.0.0.1 (EC P-256), written as PEM files. */
 static void make_cert(const char *cert_path, const char *key_path)
 {
@@ -942,4 +998,4 @@ TEST_MAIN(TEST(test_prm_documents), TEST(test_no_token), TEST(test_malformed_hea
           TEST(test_each_alg), TEST(test_scope_gated), TEST(test_required_scopes), TEST(test_unknown_kid_refresh),
           TEST(test_jwks_unavailable), TEST(test_legacy_session), TEST(test_rate_limits), TEST(test_introspection),
           TEST(test_introspection_negative_cache), TEST(test_introspection_single_flight),
-          TEST(test_tls))
+          TEST(test_unknown_kid_slow_jwks), TEST(test_tls))
