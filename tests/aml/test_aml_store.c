@@ -6,15 +6,22 @@
  */
 #include "amltest.h"
 
-static const char *tmp_path(const char *name, char *buf, size_t n)
+/* Removes a store file and the WAL and shared-memory files SQLite keeps
+ * beside it (a read-only open leaves them behind). */
+static void remove_db(const char *buf)
 {
-    snprintf(buf, n, "/tmp/aml-store-test-%d-%s", (int)getpid(), name);
     unlink(buf);
     char side[600];
     snprintf(side, sizeof side, "%s-wal", buf);
     unlink(side);
     snprintf(side, sizeof side, "%s-shm", buf);
     unlink(side);
+}
+
+static const char *tmp_path(const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "/tmp/aml-store-test-%d-%s", (int)getpid(), name);
+    remove_db(buf);
     return buf;
 }
 
@@ -59,7 +66,7 @@ static void test_reopen(void)
     aml_store_close(s);
     T_EQ_INT(aml_store_open(&s, path, AML_OPEN_READONLY, &err), 0);
     aml_store_close(s);
-    unlink(path);
+    remove_db(path);
 }
 
 static void test_missing_file(void)
@@ -88,7 +95,7 @@ static void test_garbage_file(void)
     fprintf(stderr, "  (expected) %s\n", err.msg);
     T_TRUE(strstr(err.msg, "not a usable case store") != NULL);
     T_TRUE(strstr(err.msg, "not a database") != NULL);
-    unlink(path);
+    remove_db(path);
 }
 
 /* A real store with data, then damaged: truncated, or a page overwritten. */
@@ -136,7 +143,7 @@ static void test_damaged_file(void)
     T_EQ_INT(truncate(path, sb.st_size / 3), 0);
     T_EQ_INT(aml_store_open(&s, path, AML_OPEN_CHECK, &err), -1);
     fprintf(stderr, "  (expected) %s\n", err.msg);
-    unlink(path);
+    remove_db(path);
 }
 
 static void test_foreign_db(void)
@@ -160,7 +167,7 @@ static void test_foreign_db(void)
     sqlite3_finalize(st);
     sqlite3_close(db);
     T_EQ_INT(n, 1);
-    unlink(path);
+    remove_db(path);
 }
 
 static void test_newer_schema(void)
@@ -174,7 +181,7 @@ static void test_newer_schema(void)
     aml_store_close(s);
     T_EQ_INT(aml_store_open(&s, path, 0, &err), -1);
     T_TRUE(strstr(err.msg, "newer") != NULL);
-    unlink(path);
+    remove_db(path);
 }
 
 static void append(aml_store *s, int i)
