@@ -93,6 +93,12 @@ typedef struct mcp_http_opts {
     unsigned burst_per_subject;  /* that bucket's size; 0 = the rate rounded up (at least 1) */
     const char *tls_cert_file;   /* PEM certificate (chain) to serve https, with tls_key_file; NULL = http */
     const char *tls_key_file;    /* PEM private key, unencrypted */
+    unsigned max_sessions_per_address;   /* legacy sessions one client address may hold; 0 = 64 (then 429) */
+    unsigned max_sessions_per_principal; /* legacy sessions one principal may hold (with auth); 0 = 64 */
+    unsigned max_connections_per_address; /* open TCP connections per client address; 0 = 64 (more are
+                                             closed at once) */
+    unsigned head_timeout_s;     /* a request head must arrive within this (a connection that stalls
+                                    before its head is complete is closed); 0 = 5 */
 } mcp_http_opts;
 
 /**

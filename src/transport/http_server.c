@@ -31,6 +31,14 @@
  * read (403), so a refused request never reaches a handler. The RFC 9728
  * metadata is served without a token. Token buckets per client address
  * (before anything else) and per token subject answer 429.
+ *
+ * Against one client shutting the others out (docs/http.md, "Limits"):
+ * libmicrohttpd caps connections per address; a connection's first
+ * request head must arrive within head_timeout_s (a short libmicrohttpd
+ * timeout until then, plus the ticker's sweep of late heads); legacy
+ * sessions are counted per address and per principal (429), and at the
+ * server-wide cap the biggest holder's least recently used idle session
+ * makes room.
  */
 #include "auth/auth_internal.h"
 #include "json/json_internal.h"
@@ -65,6 +73,10 @@
 #define DEFAULT_CONN_TIMEOUT_S 60u
 #define DEFAULT_RETRY_MS 1000u
 #define DEFAULT_KEEPALIVE_MS 1000u
+#define DEFAULT_SESSIONS_PER_ADDRESS 64u
+#define DEFAULT_SESSIONS_PER_PRINCIPAL 64u
+#define DEFAULT_CONNECTIONS_PER_ADDRESS 64u
+#define DEFAULT_HEAD_TIMEOUT_S 5u
 #define MAX_REPLAY_EVENTS 256u          /* kept per legacy stream for Last-Event-ID */
 #define MAX_STREAMS_PER_SESSION 256u    /* resumable streams kept per session */
 
@@ -120,6 +132,7 @@ struct session {
     hreq *sse;           /* HTTP+SSE (2024-11-05) transport: the GET /sse stream, or NULL */
     uint64_t last_used;  /* monotonic ms */
     char owner[MCP__PRINCIPAL_KEY_SIZE]; /* with authorization: the principal that opened it (mcp__principal_key) */
+    char addr[64];       /* the client address that opened it (client_key), for the per-address quota */
 };
 
 enum { MODE_NONE = 0, MODE_JSON, MODE_SSE };
@@ -166,6 +179,16 @@ struct hreq {
 
 enum { M_OTHER = 0, M_POST, M_GET, M_DELETE, M_OPTIONS };
 
+/* A TCP connection whose first request head has not arrived yet (or has):
+ * the ticker closes it when the head is late (slowloris). */
+typedef struct hconn hconn;
+struct hconn {
+    hconn *next, *prev;  /* server's list (under conns_mu) */
+    int fd;              /* its socket, noted on libmicrohttpd's thread */
+    uint64_t started;    /* monotonic ms */
+    int head_seen;       /* 1: a head arrived; 2: closed for being late */
+};
+
 struct mcp_http_server {
     mcp_server *srv;              /* the MCP server */
     struct MHD_Daemon *mhd;       /* libmicrohttpd */
@@ -175,6 +198,12 @@ struct mcp_http_server {
     int any_origin;               /* checks off */
     unsigned port;                /* bound port */
     unsigned max_sessions;        /* limit */
+    unsigned sessions_per_address; /* quota per client address */
+    unsigned sessions_per_principal; /* quota per principal (with authorization) */
+    unsigned head_timeout_s;      /* a request head must arrive within this */
+    unsigned conn_timeout_s;      /* idle connections are closed after this */
+    pthread_mutex_t conns_mu;     /* guards conns */
+    hconn *conns;                 /* open TCP connections */
     unsigned session_idle_ms;     /* expiry */
     unsigned retry_ms;            /* SSE retry hint */
     unsigned keepalive_ms;        /* SSE keep-alive period */
@@ -1114,8 +1143,73 @@ static session *session_get(mcp_http_server *hs, const char *id)
     return s;
 }
 
-static mcp_status session_create_with(mcp_http_server *hs, session **out, mcp__route_fn route)
+/* Why session_create_with() refused: the server-wide cap or a quota. */
+enum { REFUSED_SERVER = 1, REFUSED_ADDRESS, REFUSED_PRINCIPAL };
+
+/*
+ * hs->mu held. Which quota a new session of `addr`/`owner` would exceed
+ * (REFUSED_*), or 0. Every session is counted: idle ones hold memory too.
+ */
+static int session_quota_locked(const mcp_http_server *hs, const char *addr, const char *owner)
 {
+    unsigned by_addr = 0, by_owner = 0;
+    for (const session *s = hs->sessions; s; s = s->next) {
+        by_addr += addr[0] && !strcmp(s->addr, addr);
+        by_owner += owner[0] && !strcmp(s->owner, owner);
+    }
+    if (by_addr >= hs->sessions_per_address)
+        return REFUSED_ADDRESS;
+    if (by_owner >= hs->sessions_per_principal)
+        return REFUSED_PRINCIPAL;
+    return 0;
+}
+
+/*
+ * hs->mu held; the server-wide cap is reached. Rather than refuse a new
+ * client, end the least recently used idle session of the address holding
+ * the most sessions, when it holds more than `addr` would after this one.
+ * Returns that session, unlinked and closed (its table reference is the
+ * caller's to drop), or NULL. Quadratic in the sessions, but only at the cap.
+ */
+static session *session_evict_locked(mcp_http_server *hs, const char *addr)
+{
+    const char *most = NULL;
+    unsigned most_n = 0, mine = 0;
+    for (const session *a = hs->sessions; a; a = a->next) {
+        if (!a->addr[0] || (most && !strcmp(a->addr, most)))
+            continue;
+        unsigned n = 0;
+        for (const session *b = hs->sessions; b; b = b->next)
+            n += !strcmp(a->addr, b->addr);
+        if (!strcmp(a->addr, addr))
+            mine = n;
+        if (n > most_n) {
+            most_n = n;
+            most = a->addr;
+        }
+    }
+    if (!most || most_n <= mine + 1)
+        return NULL;
+    session *victim = NULL;
+    for (session *s = hs->sessions; s; s = s->next)
+        if (s->refs == 1 && !strcmp(s->addr, most) && (!victim || s->last_used < victim->last_used))
+            victim = s;
+    if (victim) {
+        session_unlink_locked(hs, victim);
+        victim->closed = 1;
+    }
+    return victim;
+}
+
+/*
+ * A new session for the request `r` (its client address and principal are
+ * recorded for the quotas). MCP_ERR_LIMIT with *why (REFUSED_*) when a cap
+ * or quota is reached.
+ */
+static mcp_status session_create_with(hreq *r, session **out, mcp__route_fn route, int *why)
+{
+    mcp_http_server *hs = r->hs;
+    *why = 0;
     session *s = mcp__calloc(1, sizeof *s);
     if (!s)
         return MCP_ERR_NOMEM;
@@ -1136,8 +1230,17 @@ static mcp_status session_create_with(mcp_http_server *hs, session **out, mcp__r
     }
     /* Every frame goes through the router; `send` is unused. */
     mcp__conn_set_route(s->conn, route, s);
+    client_key(r->mc, s->addr, sizeof s->addr);
+    mcp__principal_key(r->principal, s->owner, sizeof s->owner);
     pthread_mutex_lock(&hs->mu);
-    if (hs->nsessions >= hs->max_sessions || hs->stopping) {
+    session *evicted = NULL;
+    *why = hs->stopping ? REFUSED_SERVER : session_quota_locked(hs, s->addr, s->owner);
+    if (!*why && hs->nsessions >= hs->max_sessions) {
+        evicted = session_evict_locked(hs, s->addr);
+        if (!evicted)
+            *why = REFUSED_SERVER;
+    }
+    if (*why) {
         pthread_mutex_unlock(&hs->mu);
         mcp_conn_free(s->conn);
         pthread_mutex_destroy(&s->mu);
@@ -1150,13 +1253,70 @@ static mcp_status session_create_with(mcp_http_server *hs, session **out, mcp__r
     hs->sessions = s;
     hs->nsessions++;
     pthread_mutex_unlock(&hs->mu);
+    if (evicted) {
+        mcp__server_diag(hs->srv, MCP_LOG_NOTICE,
+                         "http: sessions at the server's cap (%u): ended the least recently used idle session of "
+                         "%s, the address holding the most, for a new one from %s",
+                         hs->max_sessions, evicted->addr, s->addr[0] ? s->addr : "(unknown)");
+        session_unref(evicted); /* the table's reference */
+    }
     *out = s;
     return MCP_OK;
 }
 
-static mcp_status session_create(mcp_http_server *hs, session **out)
+static mcp_status session_create(hreq *r, session **out, int *why)
 {
-    return session_create_with(hs, out, route_session);
+    return session_create_with(r, out, route_session, why);
+}
+
+/* How long a client refused a session should wait: sessions free up when
+ * their holders DELETE them or they expire. */
+static unsigned session_retry_after(const mcp_http_server *hs)
+{
+    unsigned s = hs->session_idle_ms / 1000u;
+    return s < 1 ? 1 : s > 60 ? 60 : s;
+}
+
+/*
+ * Answers a refused session: 429 with Retry-After and a JSON-RPC error
+ * naming the quota (503 for the server-wide cap or shutdown), and logs it.
+ */
+static enum MHD_Result reply_session_refused(hreq *r, const mcp_rpc_id *id, mcp_status st, int why)
+{
+    mcp_http_server *hs = r->hs;
+    if (st != MCP_ERR_LIMIT)
+        return reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
+                               "Internal error: cannot create a session");
+    if (why == REFUSED_SERVER)
+        return reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
+                               "Server busy: too many sessions; retry later");
+    char addr[64];
+    client_key(r->mc, addr, sizeof addr);
+    unsigned limit = why == REFUSED_ADDRESS ? hs->sessions_per_address : hs->sessions_per_principal;
+    const char *per = why == REFUSED_ADDRESS ? "client address" : "client principal";
+    unsigned wait = session_retry_after(hs);
+    mcp__server_diag(hs->srv, MCP_LOG_WARNING, "http: session quota: %s %s holds %u sessions (the limit); refused",
+                     per, why == REFUSED_ADDRESS ? addr : "(token subject)", limit);
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "Too many sessions: at most %u sessions per %s; end one (DELETE) or retry after %u s", limit, per, wait);
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_write_error(&w, id, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+    enum MHD_Result res = MHD_NO;
+    if (mcp_jw_finish(&w) == MCP_OK) {
+        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
+        if (resp) {
+            char ra[16];
+            snprintf(ra, sizeof ra, "%u", wait);
+            MHD_add_response_header(resp, "Retry-After", ra);
+        }
+        res = queue(r->mc, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+    }
+    mcp_buf_cleanup(&b);
+    return res;
 }
 
 /* Ends a session (DELETE, expiry, shutdown): unknown from now on. */
@@ -1174,6 +1334,28 @@ static void session_close(mcp_http_server *hs, session *s)
 
 /* ------------------------------------------------------------------------ */
 /* The ticker: keep-alives, late answers become streams, session expiry      */
+
+/*
+ * Connections whose first request head is later than head_timeout_s are
+ * shut down; libmicrohttpd then sees the end of the stream and closes them
+ * on its own thread. Only descriptors still on the list are touched, and a
+ * connection leaves the list before its socket is closed (on_connection).
+ */
+static void head_sweep(mcp_http_server *hs, uint64_t now)
+{
+    unsigned late = 0;
+    pthread_mutex_lock(&hs->conns_mu);
+    for (hconn *c = hs->conns; c; c = c->next)
+        if (!c->head_seen && now - c->started >= (uint64_t)hs->head_timeout_s * 1000u) {
+            c->head_seen = 2;
+            shutdown(c->fd, SHUT_RDWR);
+            late++;
+        }
+    pthread_mutex_unlock(&hs->conns_mu);
+    if (late)
+        mcp__server_diag(hs->srv, MCP_LOG_INFO, "http: closed %u connection(s) whose request head took over %u s",
+                         late, hs->head_timeout_s);
+}
 
 static void active_add(hreq *r)
 {
@@ -1224,7 +1406,10 @@ static void *ticker_main(void *arg)
     mcp_http_server *hs = arg;
     pthread_mutex_lock(&hs->mu);
     while (!hs->stopping) {
-        uint64_t t = mcp__mono_ns() + (uint64_t)(hs->keepalive_ms / 2 + 1) * 1000000ull;
+        unsigned period = hs->keepalive_ms / 2 + 1; /* at least twice a second: head_sweep */
+        if (period > 500)
+            period = 500;
+        uint64_t t = mcp__mono_ns() + (uint64_t)period * 1000000ull;
         struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
         pthread_cond_timedwait(&hs->cv, &hs->mu, &ts);
         if (hs->stopping)
@@ -1272,6 +1457,7 @@ static void *ticker_main(void *arg)
             sp = &s->next;
         }
         pthread_mutex_unlock(&hs->mu);
+        head_sweep(hs, now);
         while (done) {
             hreq *n = done->active_next;
             hreq_unref(done);
@@ -1612,15 +1798,13 @@ static session *post_session(hreq *r, const mcp_rpc_msg *m, const char *hv, cons
     const mcp_rpc_id *id = r->is_request ? &r->id : NULL;
     session *s = NULL;
     if (m->kind == MCP_RPC_REQUEST && mcp_rpc_method_is(m, "initialize") && !sid) {
-        mcp_status st = session_create(hs, &s);
+        int why;
+        mcp_status st = session_create(r, &s, &why);
         if (st) {
-            *res = reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, &r->id, MCP_RPC_INTERNAL_ERROR,
-                                   st == MCP_ERR_LIMIT ? "Server busy: too many sessions; retry later"
-                                                       : "Internal error: cannot create a session");
+            *res = reply_session_refused(r, &r->id, st, why);
             return NULL;
         }
         snprintf(r->new_session, sizeof r->new_session, "%s", s->id);
-        mcp__principal_key(r->principal, s->owner, sizeof s->owner);
         return s;
     }
     if (!sid) {
@@ -1826,16 +2010,15 @@ static enum MHD_Result handle_delete(hreq *r)
 /* GET /sse: a new session whose every message travels on this stream. */
 static enum MHD_Result handle_sse_open(hreq *r)
 {
-    mcp_http_server *hs = r->hs;
     if (!mcp__http_accepts(header(r->mc, "Accept"), "text/event-stream"))
         return reply_plain(r->mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET /sse streams text/event-stream");
     session *s;
-    mcp_status st = session_create_with(hs, &s, route_sse_transport);
+    int why;
+    mcp_status st = session_create_with(r, &s, route_sse_transport, &why);
     if (st)
-        return reply_plain(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: too many sessions");
+        return reply_session_refused(r, NULL, st, why);
     r->sess = s;
     r->accept_sse = 1;
-    mcp__principal_key(r->principal, s->owner, sizeof s->owner);
     pthread_mutex_lock(&s->mu);
     s->sse = r;
     pthread_mutex_unlock(&s->mu);
@@ -1885,6 +2068,16 @@ static enum MHD_Result handle_sse_message(hreq *r)
 static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc, const char *url, const char *method,
                                   void **con_cls)
 {
+    /* The head is in: from now on the idle timeout applies (on_connection). */
+    MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, hs->conn_timeout_s);
+    const union MHD_ConnectionInfo *sc = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (sc && sc->socket_context) {
+        hconn *c = sc->socket_context;
+        pthread_mutex_lock(&hs->conns_mu);
+        if (!c->head_seen)
+            c->head_seen = 1;
+        pthread_mutex_unlock(&hs->conns_mu);
+    }
     hreq *r = mcp__calloc(1, sizeof *r);
     if (!r)
         return MHD_NO;
@@ -1986,6 +2179,51 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
         return handle_delete(r);
     default:
         return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed");
+    }
+}
+
+/*
+ * A new TCP connection: until its first request head is complete it may
+ * stall for head_timeout_s only (slowloris), not the idle timeout;
+ * on_headers() restores that. libmicrohttpd has put the connection on its
+ * timeout list before this runs, so the timeout can be changed here.
+ */
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    mcp_http_server *hs = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        if (hs->head_timeout_s < hs->conn_timeout_s)
+            MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, hs->head_timeout_s);
+        /* A head trickling in byte by byte is not idle: note the start, so
+         * the ticker can enforce the deadline (head_sweep). */
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        hconn *c = ci ? mcp__calloc(1, sizeof *c) : NULL;
+        if (!c)
+            return;
+        c->fd = ci->connect_fd;
+        c->started = mcp__mono_ms();
+        pthread_mutex_lock(&hs->conns_mu);
+        c->next = hs->conns;
+        if (c->next)
+            c->next->prev = c;
+        hs->conns = c;
+        pthread_mutex_unlock(&hs->conns_mu);
+        *socket_context = c;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        /* Runs before libmicrohttpd closes the socket: once unlinked here,
+         * the ticker no longer touches the descriptor. */
+        hconn *c = *socket_context;
+        pthread_mutex_lock(&hs->conns_mu);
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            hs->conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        pthread_mutex_unlock(&hs->conns_mu);
+        *socket_context = NULL;
+        mcp_free(c);
     }
 }
 
@@ -2096,6 +2334,7 @@ static void hs_free(mcp_http_server *hs)
         OPENSSL_cleanse(hs->tls_key, strlen(hs->tls_key));
     mcp_free(hs->tls_key);
     pthread_mutex_destroy(&hs->mu);
+    pthread_mutex_destroy(&hs->conns_mu);
     pthread_cond_destroy(&hs->cv);
     mcp_free(hs);
 }
@@ -2173,6 +2412,7 @@ static mcp_http_server *hs_new(mcp_server *srv, const mcp_http_opts *o)
     if (!hs)
         return NULL;
     pthread_mutex_init(&hs->mu, NULL);
+    pthread_mutex_init(&hs->conns_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -2181,6 +2421,11 @@ static mcp_http_server *hs_new(mcp_server *srv, const mcp_http_opts *o)
     hs->srv = srv;
     hs->any_origin = o->allow_any_origin;
     hs->max_sessions = o->max_sessions ? o->max_sessions : DEFAULT_MAX_SESSIONS;
+    hs->sessions_per_address = o->max_sessions_per_address ? o->max_sessions_per_address : DEFAULT_SESSIONS_PER_ADDRESS;
+    hs->sessions_per_principal =
+        o->max_sessions_per_principal ? o->max_sessions_per_principal : DEFAULT_SESSIONS_PER_PRINCIPAL;
+    hs->conn_timeout_s = o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_CONN_TIMEOUT_S;
+    hs->head_timeout_s = o->head_timeout_s ? o->head_timeout_s : DEFAULT_HEAD_TIMEOUT_S;
     hs->session_idle_ms = o->session_idle_ms ? o->session_idle_ms : DEFAULT_SESSION_IDLE_MS;
     hs->retry_ms = o->retry_ms ? o->retry_ms : DEFAULT_RETRY_MS;
     hs->keepalive_ms = o->keepalive_ms ? o->keepalive_ms : DEFAULT_KEEPALIVE_MS;
@@ -2323,9 +2568,12 @@ static mcp_status start_daemon(mcp_http_server *hs, const mcp_http_opts *o, cons
                                (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, threads,
                                MHD_OPTION_CONNECTION_LIMIT,
                                o->max_connections ? o->max_connections : DEFAULT_MAX_CONNECTIONS,
-                               MHD_OPTION_CONNECTION_TIMEOUT,
-                               o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_CONN_TIMEOUT_S,
-                               MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs, MHD_OPTION_ARRAY, tls_opts,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                               o->max_connections_per_address ? o->max_connections_per_address
+                                                              : DEFAULT_CONNECTIONS_PER_ADDRESS,
+                               MHD_OPTION_CONNECTION_TIMEOUT, hs->conn_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
+                               on_connection, hs, MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs,
+                               MHD_OPTION_ARRAY, tls_opts,
                                MHD_OPTION_END);
     if (!hs->mhd) {
         int e = errno;

@@ -1,0 +1,474 @@
+/*
+ * Streamable HTTP under attack, against an in-process server. The attacker's
+ * sockets come from other loopback addresses (127.0.0.2, 127.0.0.3, ...)
+ * while a well-behaved client on 127.0.0.1 keeps calling a tool:
+ *   a. session flood: one address sends initialize after initialize; it gets
+ *      429 after its quota, and the good client still opens a session and
+ *      calls;
+ *   b. slowloris: 2,000 connections that send half a request line and stop;
+ *      the good client's calls all succeed, its p99 latency stays under 10x
+ *      its unloaded p99, and the head deadline closes the half-open ones;
+ *   c. the server stops cleanly afterwards;
+ *   d. a head trickling in a byte at a time is closed at the deadline too.
+ */
+#include <mcp/mcp.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_passed, g_failed;
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (cond) {                                                          \
+            g_passed++;                                                      \
+        } else {                                                             \
+            g_failed++;                                                      \
+            printf("FAIL line %d: ", __LINE__);                              \
+            printf(__VA_ARGS__);                                             \
+            printf("\n");                                                    \
+        }                                                                    \
+    } while (0)
+
+static unsigned g_port;
+static int g_quota_logged; /* log lines naming the session quota */
+static char g_good_sid[64]; /* the good client's session */
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static mcp_status echo_tool(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)ud;
+    return mcp_call_textf(call, "n=%lld", (long long)mcp_json_int(mcp_json_get(args, "n")));
+}
+
+/* A TCP connection to the server from 127.0.0.`host` (non-blocking connect
+ * when `nonblock`); -1 on failure. */
+static int connect_from(int host, int nonblock)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | (nonblock ? SOCK_NONBLOCK : 0), 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+    if (host != 1 && bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    a.sin_port = htons((uint16_t)g_port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && !(nonblock && errno == EINPROGRESS)) {
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += (size_t)w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* One request on a fresh connection from 127.0.0.`host`; the HTTP status
+ * (0 on failure or after `timeout_ms`), the response in out. */
+static int request(int host, const char *req, char *out, size_t cap, int timeout_ms)
+{
+    out[0] = '\0';
+    int fd = connect_from(host, 0);
+    if (fd < 0)
+        return 0;
+    if (send_all(fd, req, strlen(req))) {
+        close(fd);
+        return 0;
+    }
+    size_t len = 0;
+    int status = 0;
+    uint64_t t0 = now_us();
+    for (;;) {
+        int left = timeout_ms - (int)((now_us() - t0) / 1000u);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, left) <= 0)
+            break;
+        ssize_t r = recv(fd, out + len, cap - 1 - len, 0);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        out[len] = '\0';
+        const char *end = strstr(out, "\r\n\r\n");
+        const char *cl = strstr(out, "Content-Length: ");
+        if (end && cl && cl < end && len >= (size_t)(end + 4 - out) + strtoul(cl + 16, NULL, 10)) {
+            status = atoi(out + 9);
+            break;
+        }
+    }
+    close(fd);
+    return status;
+}
+
+static const char INIT[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                           "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+
+static int initialize(int host, char *sid, char *resp, size_t cap)
+{
+    char req[2048];
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: localhost:%u\r\nContent-Type: application/json\r\nAccept: application/json, "
+             "text/event-stream\r\nContent-Length: %zu\r\n\r\n%s",
+             g_port, strlen(INIT), INIT);
+    int st = request(host, req, resp, cap, 5000);
+    sid[0] = '\0';
+    const char *h = strstr(resp, "Mcp-Session-Id: ");
+    if (h)
+        sscanf(h + 16, "%63[0-9a-f]", sid);
+    return st;
+}
+
+static int session_call(int host, const char *sid, long n)
+{
+    char req[2048], resp[8192], body[256], want[32];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":"
+             "{\"n\":%ld}}}",
+             n);
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: localhost:%u\r\nContent-Type: application/json\r\nAccept: application/json, "
+             "text/event-stream\r\nMcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: "
+             "%zu\r\n\r\n%s",
+             g_port, sid, strlen(body), body);
+    snprintf(want, sizeof want, "n=%ld", n);
+    return request(host, req, resp, sizeof resp, 5000) == 200 && strstr(resp, want);
+}
+
+/* A 2026-07-28 tools/call from 127.0.0.1 on a fresh connection: 1 when answered right. */
+static int modern_call(long n)
+{
+    char req[2048], resp[8192], body[512], want[32];
+    int bl = snprintf(body, sizeof body,
+                      "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                      "\"arguments\":{\"n\":%ld},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+                      "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+                      n, n);
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+             "Mcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s",
+             g_port, bl, body);
+    snprintf(want, sizeof want, "n=%ld", n);
+    return request(1, req, resp, sizeof resp, 3000) == 200 && strstr(resp, want);
+}
+
+/* ---- a. session flood --------------------------------------------------------- */
+
+static void session_flood_test(unsigned quota)
+{
+    char sid[64], resp[8192];
+    int ok = 0, limited = 0, other = 0, retry_after = 0, names_limit = 0;
+    int first_limited = -1;
+    int tries = (int)quota + 40;
+    for (int i = 0; i < tries; i++) {
+        int st = initialize(2, sid, resp, sizeof resp);
+        if (st == 200 && strlen(sid) == 32) {
+            ok++;
+        } else if (st == 429) {
+            if (first_limited < 0)
+                first_limited = i;
+            limited++;
+            retry_after += strstr(resp, "Retry-After: ") != NULL;
+            names_limit += strstr(resp, "\"jsonrpc\":\"2.0\"") && strstr(resp, "sessions per client") != NULL;
+        } else {
+            other++;
+        }
+    }
+    printf("session flood: the attacker (127.0.0.2) sent %d initialize: %d sessions, %d x 429, %d other\n", tries,
+           ok, limited, other);
+    CHECK(ok == (int)quota, "the attacker got its quota of sessions (%d of %u)", ok, quota);
+    CHECK(limited == tries - (int)quota && first_limited == (int)quota, "then 429 (%d, first at %d)", limited,
+          first_limited);
+    CHECK(limited && retry_after == limited, "every 429 carries Retry-After (%d of %d)", retry_after, limited);
+    CHECK(limited && names_limit == limited, "every 429 is a JSON-RPC error naming the limit (%d of %d)",
+          names_limit, limited);
+    CHECK(g_quota_logged > 0, "the refusal is logged (%d lines)", g_quota_logged);
+    int st = initialize(1, sid, resp, sizeof resp);
+    CHECK(st == 200 && strlen(sid) == 32, "the good client still opens a session (%d)", st);
+    int calls = 0;
+    snprintf(g_good_sid, sizeof g_good_sid, "%s", sid);
+    for (int i = 0; i < 5 && st == 200; i++)
+        calls += session_call(1, sid, 100 + i);
+    CHECK(calls == 5, "the good client's calls in its session succeed (%d of 5)", calls);
+    /* Another attacker address still gets its own quota. */
+    st = initialize(3, sid, resp, sizeof resp);
+    CHECK(st == 200, "another address is not held back by the first (%d)", st);
+    /* Fill the server-wide cap (100) from a third address, under its quota:
+     * 64 + 1 + 1 + 34. A new client then takes the place of the least
+     * recently used idle session of the address holding the most. */
+    int filled = 0;
+    for (int i = 0; i < 34; i++)
+        filled += initialize(4, sid, resp, sizeof resp) == 200;
+    st = initialize(5, sid, resp, sizeof resp);
+    printf("session flood: at the server's cap (%d more from 127.0.0.4), a new client from 127.0.0.5 got %d\n",
+           filled, st);
+    CHECK(filled == 34 && st == 200, "at the cap, a new client is served by evicting the biggest holder's LRU (%d)",
+          st);
+    CHECK(calls == 5 && session_call(1, g_good_sid, 200), "the good client's session survived the eviction");
+}
+
+/* ---- b. slowloris ----------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* `n` calls from the good client; returns how many succeeded, *p99 in µs. */
+static int good_calls(int n, long base, uint64_t *p99, uint64_t deadline_us)
+{
+    uint64_t *lat = calloc((size_t)n, sizeof *lat);
+    int ok = 0, done = 0;
+    for (int i = 0; i < n && now_us() < deadline_us; i++) {
+        uint64_t t0 = now_us();
+        int good = modern_call(base + i);
+        lat[done++] = now_us() - t0;
+        ok += good;
+        if (!good && done - ok >= 3)
+            break; /* the server is not answering: do not wait out every call */
+    }
+    qsort(lat, (size_t)done, sizeof *lat, cmp_u64);
+    *p99 = done ? lat[(size_t)(done * 99 / 100 < done ? done * 99 / 100 : done - 1)] : 0;
+    free(lat);
+    return ok;
+}
+
+#define ATTACK_CONNS 2000
+#define ATTACK_HOSTS 10 /* 127.0.0.2 .. 127.0.0.11 */
+
+static void slowloris_test(unsigned head_timeout_s)
+{
+    const int calls = 200;
+    uint64_t p99_base, p99_attack;
+    int ok = good_calls(calls, 1000, &p99_base, now_us() + 20000000u);
+    CHECK(ok == calls, "unloaded: the good client's calls succeed (%d of %d)", ok, calls);
+
+    static int fds[ATTACK_CONNS];
+    int opened = 0;
+    const char half[] = "POST /mcp HT";
+    uint64_t t_attack = now_us();
+    for (int i = 0; i < ATTACK_CONNS; i++) {
+        fds[i] = connect_from(2 + i % ATTACK_HOSTS, 1);
+        opened += fds[i] >= 0;
+    }
+    /* Once connected, each sends half a request line and stops. */
+    int sent = 0;
+    for (int round = 0; round < 50 && sent < opened; round++) {
+        for (int i = 0; i < ATTACK_CONNS; i++) {
+            if (fds[i] < 0)
+                continue;
+            struct pollfd p = {fds[i], POLLOUT, 0};
+            if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT)) {
+                int e = 0;
+                socklen_t el = sizeof e;
+                getsockopt(fds[i], SOL_SOCKET, SO_ERROR, &e, &el);
+                if (!e && send(fds[i], half, sizeof half - 1, MSG_NOSIGNAL) > 0)
+                    sent++;
+                else {
+                    close(fds[i]);
+                    fds[i] = -1;
+                }
+            }
+        }
+        if (sent < opened)
+            sleep_ms(20);
+    }
+    sleep_ms(300); /* let the server accept (or refuse) them all */
+    /* Connections the server already closed were refused (per-address cap). */
+    int held = 0;
+    for (int i = 0; i < ATTACK_CONNS; i++) {
+        if (fds[i] < 0)
+            continue;
+        char c;
+        ssize_t r = recv(fds[i], &c, 1, MSG_DONTWAIT);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            held++;
+    }
+    printf("slowloris: %d connections from %d addresses (%d connected and sent half a line), %d held open by the "
+           "server after 300 ms\n",
+           ATTACK_CONNS, ATTACK_HOSTS, sent, held);
+    uint64_t attack_end = t_attack + (uint64_t)head_timeout_s * 1000000u;
+    ok = good_calls(calls, 5000, &p99_attack, attack_end > now_us() + 1000000u ? attack_end : now_us() + 1000000u);
+    printf("slowloris: the good client's p99: %.2f ms unloaded, %.2f ms under attack (%d of %d calls ok)\n",
+           p99_base / 1000.0, p99_attack / 1000.0, ok, calls);
+    CHECK(ok == calls, "under attack: the good client's calls succeed (%d of %d)", ok, calls);
+    uint64_t bound = 10 * p99_base;
+    if (bound < 20000)
+        bound = 20000; /* 20 ms floor: a p99 of a few hundred µs times 10 is scheduler noise */
+    CHECK(p99_attack <= bound, "under attack: p99 %.2f ms within 10x the unloaded %.2f ms", p99_attack / 1000.0,
+          p99_base / 1000.0);
+    /* The head deadline closes every half-open connection. */
+    uint64_t wait_until = t_attack + ((uint64_t)head_timeout_s + 4) * 1000000u;
+    int closed = 0, open_left = 0;
+    for (int i = 0; i < ATTACK_CONNS; i++) {
+        if (fds[i] < 0)
+            continue;
+        int left = (int)((wait_until > now_us() ? wait_until - now_us() : 0) / 1000u);
+        struct pollfd p = {fds[i], POLLIN, 0};
+        char buf[512];
+        if (poll(&p, 1, left) == 1 && recv(fds[i], buf, sizeof buf, 0) >= 0)
+            closed++;
+        else
+            open_left++;
+        close(fds[i]);
+    }
+    printf("slowloris: %.1f s after the attack began: %d attacker connections closed by the server, %d still open\n",
+           (now_us() - t_attack) / 1e6, closed, open_left);
+    CHECK(open_left == 0, "the head deadline closed the half-open connections (%d left)", open_left);
+    ok = good_calls(20, 9000, &p99_attack, now_us() + 10000000u);
+    CHECK(ok == 20, "after the attack the good client is served (%d of 20)", ok);
+}
+
+/* ---- d. a head trickling in --------------------------------------------------------- */
+
+/* One byte of the request head every 700 ms: never idle for long, but the
+ * head deadline still closes it. */
+static void trickle_test(unsigned head_timeout_s)
+{
+    int fd = connect_from(12, 0);
+    CHECK(fd >= 0, "the trickler connects");
+    if (fd < 0)
+        return;
+    const char head[] = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    uint64_t t0 = now_us(), limit = t0 + ((uint64_t)head_timeout_s + 3) * 1000000u;
+    int closed = 0;
+    for (size_t i = 0; i < sizeof head - 1 && now_us() < limit && !closed; i++) {
+        if (send(fd, head + i, 1, MSG_NOSIGNAL) != 1) {
+            closed = 1;
+            break;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        char buf[256];
+        if (poll(&p, 1, 700) == 1 && recv(fd, buf, sizeof buf, 0) >= 0)
+            closed = 1;
+    }
+    double took = (now_us() - t0) / 1e6;
+    close(fd);
+    printf("trickle: a head sent one byte per 700 ms was closed after %.1f s\n", took);
+    CHECK(closed && took < head_timeout_s + 2.5, "the head deadline holds for a trickling head (%s after %.1f s)",
+          closed ? "closed" : "still open", took);
+}
+
+static void log_cb(mcp_log_level level, const char *message, void *ud)
+{
+    (void)level;
+    (void)ud;
+    if (strstr(message, "session quota"))
+        __atomic_fetch_add(&g_quota_logged, 1, __ATOMIC_RELAXED);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rlim_t want = 3 * ATTACK_CONNS + 512;
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < want) {
+        printf("SKIP: RLIMIT_NOFILE hard limit %llu is below the %llu descriptors the attack needs\n",
+               (unsigned long long)rl.rlim_max, (unsigned long long)want);
+        printf("http_attack: 0 passed, 0 failed\n");
+        return 0;
+    }
+    /* Other loopback addresses must be usable as sources. */
+    g_port = 9; /* discard: only bind() matters here */
+    int probe = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(0x7f000002u);
+    if (bind(probe, (struct sockaddr *)&a, sizeof a) != 0) {
+        printf("SKIP: cannot bind 127.0.0.2 (%s): no other loopback addresses here\n", strerror(errno));
+        printf("http_attack: 0 passed, 0 failed\n");
+        close(probe);
+        return 0;
+    }
+    close(probe);
+
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = "http-attack";
+    o.version = "1.0.0";
+    o.log = log_cb;
+    mcp_server *srv;
+    if (mcp_server_new(&srv, &o, NULL))
+        return 2;
+    mcp_tool_def d;
+    memset(&d, 0, sizeof d);
+    d.name = "echo";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+    d.handler = echo_tool;
+    mcp_server_add_tool(srv, &d, NULL);
+
+    /* Every limit at its default, except a server-wide session cap that a
+     * flood from one address could reach. */
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.max_sessions = 100;
+    ho.threads = 2;
+    unsigned head_timeout_s = 5; /* the default deadline for a request head */
+    mcp_http_server *hs;
+    mcp_error err;
+    if (mcp_http_server_start(&hs, srv, &ho, &err)) {
+        printf("cannot start: %s\nhttp_attack: 0 passed, 1 failed\n", err.message);
+        return 1;
+    }
+    g_port = mcp_http_server_port(hs);
+    uint64_t t0 = now_us();
+    session_flood_test(64);
+    slowloris_test(head_timeout_s);
+    trickle_test(head_timeout_s);
+    uint64_t t1 = now_us();
+    mcp_http_server_stop(hs, 2000);
+    printf("stop: %.2f s\n", (now_us() - t1) / 1e6);
+    CHECK(now_us() - t1 < 5000000u, "the server stops cleanly and promptly");
+    mcp_server_free(srv);
+    printf("total: %.1f s\n", (now_us() - t0) / 1e6);
+    printf("http_attack: %d passed, %d failed\n", g_passed, g_failed);
+    return g_failed ? 1 : 0;
+}
