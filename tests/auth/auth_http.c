@@ -673,6 +673,38 @@ static void test_legacy_session(void)
     env_stop(&e);
 }
 
+/* Legacy sessions are counted per principal: the third of alice's gets 429
+ * (all from one address, whose quota is larger); bob is not held back. */
+static void test_session_quota_per_principal(void)
+{
+    env e;
+    mcp_auth_opts ao;
+    memset(&ao, 0, sizeof ao);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.max_sessions_per_principal = 2;
+    T_EQ_INT(env_start(&e, &ao, &ho), 0);
+    char *alice = token_for(&e, TAS_ES256, "alice", "mcp:tools", 300, 0);
+    char *bob = token_for(&e, TAS_ES256, "bob", "mcp:tools", 300, 0);
+    static const char init[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+        "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    resp r;
+    for (int i = 0; i < 2; i++) {
+        legacy_post(&r, &e, alice, NULL, init);
+        T_EQ_INT(r.status, 200);
+    }
+    legacy_post(&r, &e, alice, NULL, init);
+    T_EQ_INT(r.status, 429);
+    T_TRUE(atoi(r.retry) >= 1);
+    T_TRUE(strstr(r.body, "sessions per client principal") != NULL);
+    legacy_post(&r, &e, bob, NULL, init);
+    T_EQ_INT(r.status, 200);
+    free(alice);
+    free(bob);
+    env_stop(&e);
+}
+
 static void test_rate_limits(void)
 {
     env e;
@@ -996,6 +1028,7 @@ static void test_tls(void)
 
 TEST_MAIN(TEST(test_prm_documents), TEST(test_no_token), TEST(test_malformed_header), TEST(test_invalid_tokens),
           TEST(test_each_alg), TEST(test_scope_gated), TEST(test_required_scopes), TEST(test_unknown_kid_refresh),
-          TEST(test_jwks_unavailable), TEST(test_legacy_session), TEST(test_rate_limits), TEST(test_introspection),
+          TEST(test_jwks_unavailable), TEST(test_legacy_session),
+          TEST(test_session_quota_per_principal), TEST(test_rate_limits), TEST(test_introspection),
           TEST(test_introspection_negative_cache), TEST(test_introspection_single_flight),
           TEST(test_unknown_kid_slow_jwks), TEST(test_tls))
