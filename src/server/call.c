@@ -372,7 +372,8 @@ static void run_job(mcp__job *job)
 
 void mcp__call_timeout(mcp_call *call)
 {
-    /* Runs on the timer thread with timer_mu held (see server.c). */
+    /* Runs on the timer thread without timer_mu, the call marked
+     * timer_firing so that it is not freed meanwhile (see server.c). */
     atomic_store(&call->cancelled, 1);
     char text[200];
     snprintf(text, sizeof text, "Tool %s timed out after %u ms", call->tool->e.key, call->timeout_ms);

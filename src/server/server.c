@@ -69,8 +69,9 @@ static void *timer_main(void *arg)
         for (mcp_call *c = srv->timers, *n; c; c = n) {
             n = c->timer_next;
             if (c->deadline_ns <= now) {
-                /* Unlink; mcp__call_timeout runs with timer_mu held, which
-                 * keeps mcp__call_release (it takes timer_mu) from freeing it. */
+                /* Unlink and mark it firing: mcp__server_timer_remove (on
+                 * the way to freeing it) waits until the flag drops, so it
+                 * stays alive while it is answered below without the lock. */
                 if (c->timer_prev)
                     c->timer_prev->timer_next = c->timer_next;
                 else
@@ -78,16 +79,28 @@ static void *timer_main(void *arg)
                 if (c->timer_next)
                     c->timer_next->timer_prev = c->timer_prev;
                 c->on_timer = 0;
+                c->timer_firing = 1;
                 c->timer_next = expired;
                 expired = c;
             } else if (c->deadline_ns < next) {
                 next = c->deadline_ns;
             }
         }
-        for (mcp_call *c = expired, *n; c; c = n) {
-            n = c->timer_next;
-            c->timer_next = c->timer_prev = NULL;
-            mcp__call_timeout(c);
+        /* Answer them without timer_mu: the answer runs the user's
+         * on_call_end and may block on a write, and either may come back
+         * into the server (a new call with a time limit takes timer_mu). */
+        if (expired) {
+            pthread_mutex_unlock(&srv->timer_mu);
+            for (mcp_call *c = expired; c; c = c->timer_next)
+                mcp__call_timeout(c);
+            pthread_mutex_lock(&srv->timer_mu);
+            for (mcp_call *c = expired, *n; c; c = n) {
+                n = c->timer_next;
+                c->timer_next = c->timer_prev = NULL;
+                c->timer_firing = 0;
+            }
+            pthread_cond_broadcast(&srv->timer_fired_cv);
+            continue; /* time went by: look at the list again */
         }
         if (next == UINT64_MAX) {
             pthread_cond_wait(&srv->timer_cv, &srv->timer_mu);
@@ -127,6 +140,10 @@ void mcp__server_timer_remove(mcp_server *srv, mcp_call *call)
             call->timer_next->timer_prev = call->timer_prev;
         call->on_timer = 0;
     }
+    /* Being answered by the timer thread: wait, unless this is it (an
+     * on_call_end that came back into the server). */
+    while (call->timer_firing && !pthread_equal(pthread_self(), srv->timer_thread))
+        pthread_cond_wait(&srv->timer_fired_cv, &srv->timer_mu);
     pthread_mutex_unlock(&srv->timer_mu);
 }
 
@@ -213,6 +230,7 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&srv->timer_cv, &ca);
     pthread_condattr_destroy(&ca);
+    pthread_cond_init(&srv->timer_fired_cv, NULL);
     pthread_mutex_init(&srv->conns_mu, NULL);
     pthread_mutex_init(&srv->transcript_mu, NULL);
     srv->next_seq = 1;
@@ -304,6 +322,7 @@ void mcp_server_free(mcp_server *srv)
     pthread_rwlock_destroy(&srv->reg_lock);
     pthread_mutex_destroy(&srv->timer_mu);
     pthread_cond_destroy(&srv->timer_cv);
+    pthread_cond_destroy(&srv->timer_fired_cv);
     pthread_mutex_destroy(&srv->conns_mu);
     pthread_mutex_destroy(&srv->transcript_mu);
     mcp_free(srv->name);

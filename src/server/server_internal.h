@@ -100,6 +100,7 @@ struct mcp_server {
     /* Time limits: one thread sleeps until the earliest deadline. */
     pthread_mutex_t timer_mu;   /* guards the timer list and flags */
     pthread_cond_t timer_cv;    /* signalled when the list changes or on stop */
+    pthread_cond_t timer_fired_cv; /* broadcast when the timer thread is done answering expired calls */
     struct mcp_call *timers;    /* calls with a deadline (unsorted list) */
     pthread_t timer_thread;     /* the timer thread */
     int timer_started;          /* the thread exists */
@@ -246,6 +247,7 @@ struct mcp_call {
     struct mcp_call *timer_next;  /* server timer list */
     struct mcp_call *timer_prev;
     int on_timer;               /* in the timer list */
+    int timer_firing;           /* the timer thread is answering it (timer_mu); keeps it alive */
 };
 
 /* ---- server.c ---- */

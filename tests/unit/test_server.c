@@ -10,6 +10,7 @@
 #include "testlib.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -853,8 +854,78 @@ static void test_uri_logged_quoted(void)
     T_TRUE(strpbrk(line, "\r\n\t") == NULL);
 }
 
+/* ---- the timer thread calls back without its lock ------------------------------------------------- */
+
+static mcp_conn *g_reenter_conn;
+static atomic_int g_reenter_done;
+
+static mcp_status wait_for_cancel(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    (void)ud;
+    for (int i = 0; i < 300 && !mcp_call_is_cancelled(call); i++)
+        sleep_ms(10);
+    return mcp_call_textf(call, "late");
+}
+
+static mcp_status answer_now(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    (void)ud;
+    return mcp_call_textf(call, "now");
+}
+
+/* Reports a timed-out call by starting another call with a time limit on the
+ * same connection: a nonblocking tool runs right here, and its time limit
+ * puts it on the timer list (timer_mu). */
+static void reenter_on_end(const mcp_call_report *r, void *ud)
+{
+    (void)ud;
+    if (r->outcome != MCP_CALL_TIMED_OUT)
+        return;
+    send_line(g_reenter_conn, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"quick\"}}");
+    atomic_store(&g_reenter_done, 1);
+}
+
+static void test_timeout_report_reenters(void)
+{
+    alarm(20); /* a deadlock fails the test (SIGALRM) instead of hanging it */
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.workers = 2;
+    o.log = quiet;
+    o.on_call_end = reenter_on_end;
+    mcp_server *srv = NULL;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    mcp_tool_def d;
+    memset(&d, 0, sizeof d);
+    d.name = "stuck";
+    d.timeout_ms = 50;
+    d.handler = wait_for_cancel;
+    T_OK(mcp_server_add_tool(srv, &d, NULL));
+    d.name = "quick";
+    d.timeout_ms = 1000;
+    d.flags = MCP_TOOL_NONBLOCKING;
+    d.handler = answer_now;
+    T_OK(mcp_server_add_tool(srv, &d, NULL));
+    capture cap;
+    capture_init(&cap);
+    T_OK(mcp_conn_new(&g_reenter_conn, srv, capture_send, &cap));
+    initialize(g_reenter_conn);
+    atomic_store(&g_reenter_done, 0);
+    send_line(g_reenter_conn, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"stuck\"}}");
+    T_TRUE(wait_for(&cap, "\"id\":1,", 3000) >= 0);
+    T_TRUE(wait_for(&cap, "\"id\":2,\"result\"", 3000) >= 0);
+    T_TRUE(atomic_load(&g_reenter_done));
+    mcp_conn_free(g_reenter_conn);
+    g_reenter_conn = NULL;
+    mcp_server_free(srv);
+    capture_free(&cap);
+    alarm(0);
+}
+
 TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
           TEST(test_slow_never_blocks_fast), TEST(test_busy_queue), TEST(test_close_cancels),
           TEST(test_handler_api_errors), TEST(test_many_connections), TEST(test_input_required_rounds),
           TEST(test_legacy_ask_cancel), TEST(test_call_reports),
-          TEST(test_transcript_mode), TEST(test_uri_logged_quoted))
+          TEST(test_transcript_mode), TEST(test_uri_logged_quoted), TEST(test_timeout_report_reenters))
