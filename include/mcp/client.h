@@ -231,6 +231,9 @@ typedef struct mcp_http_client_opts {
     int no_get_stream;             /* nonzero: do not open the legacy standalone GET stream */
     const mcp_oauth_opts *oauth;   /* OAuth 2.1 authorization on 401 and 403 insufficient_scope
                                       (copied); NULL = none: they fail with MCP_ERR_AUTH */
+    int allow_insecure_bearer;     /* nonzero: send bearer_token over plain http:// to a host that
+                                      is not loopback; 0 = refuse (MCP_ERR_INVALID_ARG): a token
+                                      in clear text on a network can be replayed by anyone on it */
 } mcp_http_client_opts;
 
 /* ---- connecting --------------------------------------------------------------- */

@@ -1644,6 +1644,10 @@ mcp_status mcp_client_connect_http_sized(mcp_client **out, const mcp_client_opts
                              (size_t)(p - http->headers) + 1);
     if (http->bearer_token && !mcp__visible_ascii(http->bearer_token, strlen(http->bearer_token)))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: bearer_token must be non-empty visible ASCII");
+    if (http->bearer_token && !mcp__oauth_url_allowed(http->url, http->allow_insecure_bearer))
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0,
+                         "http: a bearer token goes over https, or plain http:// to loopback only "
+                         "(allow_insecure_bearer to override)");
     CURLcode init = (CURLcode)mcp__curl_init();
     if (init != CURLE_OK)
         return mcp__fail(err, MCP_ERR_IO, 0, 0, "http: libcurl failed to initialise: %s", curl_easy_strerror(init));

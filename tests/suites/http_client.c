@@ -1289,6 +1289,21 @@ static void bad_options(void)
     h.headers = NULL;
     h.bearer_token = "a b\n";
     CHECK(mcp_client_connect_http(&c, &o, &h, &err) == MCP_ERR_INVALID_ARG, "token with a newline");
+    /* A bearer token never crosses the network in clear text: plain http://
+     * is for loopback only unless the caller opts in (OAuth 2.1, 1.5). The
+     * refusal comes before any connection is tried. 0.0.0.0 is not a
+     * loopback name, yet were the check to regress, the connection attempt
+     * would still stay on this machine. */
+    h.bearer_token = "s3cr3t-token";
+    h.url = "http://0.0.0.0:1/mcp";
+    CHECK(mcp_client_connect_http(&c, &o, &h, &err) == MCP_ERR_INVALID_ARG &&
+              strstr(err.message, "https") && !strstr(err.message, "s3cr3t"),
+          "token over http:// off loopback refused: %s", err.message);
+    h.allow_insecure_bearer = 1;
+    mcp_status ist = mcp_client_connect_http(&c, &o, &h, &err);
+    CHECK(ist == MCP_ERR_IO, "opted in: the token may go, the connection is tried: %s", mcp_status_name(ist));
+    h.allow_insecure_bearer = 0;
+    h.url = "http://127.0.0.1:1/mcp";
     h.bearer_token = NULL;
     o.protocol_version = "1999-01-01";
     CHECK(mcp_client_connect_http(&c, &o, &h, &err) == MCP_ERR_UNSUPPORTED, "unknown version: %s", err.message);
