@@ -724,14 +724,22 @@ static int bad_annotations(const mcp_annotations *ann)
                    isnan(ann->priority));
 }
 
+/* The caller's annotations (`size` bytes, its header's sizeof) copied into
+ * `copy`, and *ann pointed at the copy; NULL stays NULL. */
+static mcp_status annotations_in(const mcp_annotations **ann, size_t size, mcp_annotations *copy)
+{
+    mcp_status st = MCP__OPTS_IN(mcp_annotations, copy, *ann, size, NULL);
+    if (st == MCP_OK && *ann)
+        *ann = copy;
+    return st;
+}
+
 mcp_status mcp_call_text_sized(mcp_call *call, const char *text, const mcp_annotations *ann, size_t ann_size)
 {
     mcp_annotations ann_copy;
-    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    mcp_status ost = annotations_in(&ann, ann_size, &ann_copy);
     if (ost)
         return ost;
-    if (ann)
-        ann = &ann_copy;
     if (!call || !text || bad_annotations(ann))
         return MCP_ERR_INVALID_ARG;
     undo u;
@@ -795,11 +803,9 @@ mcp_status mcp_call_image_sized(mcp_call *call, const void *bytes, size_t n, con
                                 const mcp_annotations *ann, size_t ann_size)
 {
     mcp_annotations ann_copy;
-    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    mcp_status ost = annotations_in(&ann, ann_size, &ann_copy);
     if (ost)
         return ost;
-    if (ann)
-        ann = &ann_copy;
     return binary_block(call, "image", bytes, n, mime_type, ann);
 }
 
@@ -807,11 +813,9 @@ mcp_status mcp_call_audio_sized(mcp_call *call, const void *bytes, size_t n, con
                                 const mcp_annotations *ann, size_t ann_size)
 {
     mcp_annotations ann_copy;
-    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    mcp_status ost = annotations_in(&ann, ann_size, &ann_copy);
     if (ost)
         return ost;
-    if (ann)
-        ann = &ann_copy;
     return binary_block(call, "audio", bytes, n, mime_type, ann);
 }
 
@@ -819,11 +823,9 @@ mcp_status mcp_call_resource_link_sized(mcp_call *call, const char *uri, const c
                                         const char *mime_type, const mcp_annotations *ann, size_t ann_size)
 {
     mcp_annotations ann_copy;
-    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    mcp_status ost = annotations_in(&ann, ann_size, &ann_copy);
     if (ost)
         return ost;
-    if (ann)
-        ann = &ann_copy;
     if (!call || !uri || !name || bad_annotations(ann))
         return MCP_ERR_INVALID_ARG;
     undo u;
@@ -871,11 +873,9 @@ mcp_status mcp_call_resource_text_sized(mcp_call *call, const char *uri, const c
                                         const mcp_annotations *ann, size_t ann_size)
 {
     mcp_annotations ann_copy;
-    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    mcp_status ost = annotations_in(&ann, ann_size, &ann_copy);
     if (ost)
         return ost;
-    if (ann)
-        ann = &ann_copy;
     if (!text)
         return MCP_ERR_INVALID_ARG;
     return embedded(call, uri, mime_type, text, NULL, 0, ann);
@@ -885,11 +885,9 @@ mcp_status mcp_call_resource_blob_sized(mcp_call *call, const char *uri, const c
                                         size_t n, const mcp_annotations *ann, size_t ann_size)
 {
     mcp_annotations ann_copy;
-    mcp_status ost = MCP__OPTS_IN(mcp_annotations, &ann_copy, ann, ann_size, NULL);
+    mcp_status ost = annotations_in(&ann, ann_size, &ann_copy);
     if (ost)
         return ost;
-    if (ann)
-        ann = &ann_copy;
     return embedded(call, uri, mime_type, NULL, bytes ? bytes : "", n, ann);
 }
 

@@ -68,26 +68,12 @@ mcp_status mcp_server_add_prompt_sized(mcp_server *srv, const mcp_prompt_def *de
 {
     mcp_prompt_def def_copy;
     mcp_status st = MCP__OPTS_IN(mcp_prompt_def, &def_copy, def, def_size, err);
-    if (st) {
-        /* Unknown fields: the known ones were copied, and ownership of
-         * user_data passes all the same. A bad size: nothing was read. */
-        if (def_copy.user_data_free)
-            def_copy.user_data_free(def_copy.user_data);
+    if ((st = mcp__def_in(st, srv && def, "prompt", def_copy.user_data, def_copy.user_data_free, err)))
         return st;
-    }
-    if (def)
-        def = &def_copy;
-    if (!srv || !def) {
-        if (def && def->user_data_free)
-            def->user_data_free(def->user_data);
-        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "server and prompt definition are required");
-    }
+    def = &def_copy;
     mcp__prompt *p = mcp__calloc(1, sizeof *p);
-    if (!p) {
-        if (def->user_data_free)
-            def->user_data_free(def->user_data);
-        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-    }
+    if (!p)
+        return mcp__def_in(MCP_ERR_NOMEM, 1, "prompt", def->user_data, def->user_data_free, err);
     atomic_init(&p->e.refs, 1);
     p->e.destroy = prompt_destroy;
     p->handler = def->handler;

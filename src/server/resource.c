@@ -67,26 +67,12 @@ mcp_status mcp_server_add_resource_sized(mcp_server *srv, const mcp_resource_def
 {
     mcp_resource_def def_copy;
     mcp_status st = MCP__OPTS_IN(mcp_resource_def, &def_copy, def, def_size, err);
-    if (st) {
-        /* Unknown fields: the known ones were copied, and ownership of
-         * user_data passes all the same. A bad size: nothing was read. */
-        if (def_copy.user_data_free)
-            def_copy.user_data_free(def_copy.user_data);
+    if ((st = mcp__def_in(st, srv && def, "resource", def_copy.user_data, def_copy.user_data_free, err)))
         return st;
-    }
-    if (def)
-        def = &def_copy;
-    if (!srv || !def) {
-        if (def && def->user_data_free)
-            def->user_data_free(def->user_data);
-        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "server and resource definition are required");
-    }
+    def = &def_copy;
     mcp__resource *r = mcp__calloc(1, sizeof *r);
-    if (!r) {
-        if (def->user_data_free)
-            def->user_data_free(def->user_data);
-        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-    }
+    if (!r)
+        return mcp__def_in(MCP_ERR_NOMEM, 1, "resource", def->user_data, def->user_data_free, err);
     atomic_init(&r->e.refs, 1);
     r->e.destroy = resource_destroy;
     r->user_data = def->user_data;

@@ -547,30 +547,28 @@ static mcp_status compile_schema(const mcp_json_doc *doc, const char *what, mcp_
     return MCP_OK;
 }
 
+mcp_status mcp__def_in(mcp_status st, int present, const char *what, void *user_data,
+                       void (*user_data_free)(void *), mcp_error *err)
+{
+    if (st == MCP_OK && !present)
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "server and %s definition are required", what);
+    else if (st == MCP_ERR_NOMEM)
+        st = mcp__fail(err, st, 0, 0, "out of memory");
+    if (st != MCP_OK && user_data_free)
+        user_data_free(user_data);
+    return st;
+}
+
 mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, size_t def_size, mcp_error *err)
 {
     mcp_tool_def def_copy;
     mcp_status st = MCP__OPTS_IN(mcp_tool_def, &def_copy, def, def_size, err);
-    if (st) {
-        /* Unknown fields: the known ones were copied, and ownership of
-         * user_data passes all the same. A bad size: nothing was read. */
-        if (def_copy.user_data_free)
-            def_copy.user_data_free(def_copy.user_data);
+    if ((st = mcp__def_in(st, srv && def, "tool", def_copy.user_data, def_copy.user_data_free, err)))
         return st;
-    }
-    if (def)
-        def = &def_copy;
-    if (!srv || !def) {
-        if (def && def->user_data_free)
-            def->user_data_free(def->user_data);
-        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "server and tool definition are required");
-    }
+    def = &def_copy;
     mcp__tool *t = mcp__calloc(1, sizeof *t);
-    if (!t) {
-        if (def->user_data_free)
-            def->user_data_free(def->user_data);
-        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
-    }
+    if (!t)
+        return mcp__def_in(MCP_ERR_NOMEM, 1, "tool", def->user_data, def->user_data_free, err);
     /* From here on tool_destroy() runs the destructor on any failure. */
     atomic_init(&t->e.refs, 1);
     t->e.destroy = tool_destroy;

@@ -257,6 +257,14 @@ void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...
 #endif
     ;
 void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame, size_t len);
+/* The common start of mcp_server_add_tool/_resource/_prompt. `st` is the
+ * status of copying the caller's definition (MCP__OPTS_IN) or
+ * MCP_ERR_NOMEM; `present` says the server and the definition were given
+ * (an INVALID_ARG naming `what` when not). On any failure the definition's
+ * user_data passes to its destructor, as on every refused registration
+ * (a definition that was not read at all has none). Returns the status. */
+mcp_status mcp__def_in(mcp_status st, int present, const char *what, void *user_data,
+                       void (*user_data_free)(void *), mcp_error *err);
 mcp__tool *mcp__server_find_tool(mcp_server *srv, const char *name, size_t len); /* +1 ref */
 /* 1 when principal `p` may use `e`: no principal (no authorization), no
  * scopes on the entry, or every one of them held. */
