@@ -8,6 +8,7 @@
  *                      [--lookalikes N] [--start DATE] [--format native|amlworld] (--out FILE | --db FILE)
  *   mcp-server-aml scan [--db FILE] [--from DATE] [--to DATE] [--detected DATE]
  *   mcp-server-aml assess [--db FILE] CASE-ID
+ *   mcp-server-aml graph [--db FILE] CASE-ID --out FILE.png|.svg|.dot|.cyjs|.graphml
  *   mcp-server-aml eval [--db FILE]
  *   mcp-server-aml audit verify [--db FILE]
  *
@@ -18,6 +19,7 @@
 #include "commands/eval.h"
 #include "commands/gen.h"
 #include "engine/scan.h"
+#include "engine/trail.h"
 #include "tools/tools.h"
 
 #include <stdlib.h>
@@ -36,6 +38,8 @@ static const char usage[] =
     "                     (--out FILE | --db FILE)\n"
     "  mcp-server-aml scan [--db FILE] [--from DATE] [--to DATE] [--detected DATE]\n"
     "  mcp-server-aml assess [--db FILE] CASE-ID  print a case assessment (assessCase) as JSON\n"
+    "  mcp-server-aml graph [--db FILE] CASE-ID --out FILE.png|.svg|.dot|.cyjs|.graphml\n"
+    "                                           draw the case's fund flow (caseGraph) or export it\n"
     "  mcp-server-aml eval [--db FILE]          detection quality against the ground truth\n"
     "  mcp-server-aml audit verify [--db FILE]  check the hash chain of the audit log\n";
 
@@ -445,6 +449,55 @@ static int cmd_assess(int argc, char **argv)
     return rc;
 }
 
+static int cmd_graph(int argc, char **argv)
+{
+    const char *db = NULL, *id = NULL, *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0 || strcmp(argv[i], "--out") == 0) {
+            const char *v = optval(argc, argv, &i);
+            if (!v)
+                return die_usage(NULL);
+            *(argv[i - 1][2] == 'd' ? &db : &out) = v;
+        } else if (!id && argv[i][0] != '-') {
+            id = argv[i];
+        } else {
+            return die_usage("graph takes [--db FILE] CASE-ID --out FILE");
+        }
+    }
+    int format = out ? aml_draw_format(out) : -1;
+    if (!id || !out)
+        return die_usage("graph takes [--db FILE] CASE-ID --out FILE");
+    if (format < 0)
+        return die_usage("--out must end in .png, .svg, .dot, .cyjs (Cytoscape JSON) or .graphml");
+    aml_store *s;
+    int rc = store_for(db, AML_OPEN_READONLY, &s);
+    if (rc)
+        return rc;
+    aml_err err = {{0}};
+    aml_trail t;
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    int64_t t0 = aml_mono_ns();
+    int gr = aml_case_graph(s, id, &t, &err);
+    if (gr || aml_draw(&t, format, &b, &err)) {
+        fprintf(stderr, "mcp-server-aml: %s\n", gr > 0 ? "no such case" : err.msg);
+        rc = 1;
+    } else {
+        FILE *f = fopen(out, "wb");
+        if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0) {
+            fprintf(stderr, "mcp-server-aml: cannot write %s\n", out);
+            rc = 1;
+        } else {
+            fprintf(stderr, "%s: %zu bytes, %zu nodes, %zu edges, %.1f ms\n", out, b.len, t.nnodes, t.nedges,
+                    (double)(aml_mono_ns() - t0) / 1e6);
+        }
+    }
+    mcp_buf_cleanup(&b);
+    aml_trail_free(&t);
+    aml_store_close(s);
+    return rc;
+}
+
 /* ---- serve ---------------------------------------------------------------------------------- */
 
 static int cmd_serve(int argc, char **argv)
@@ -520,5 +573,7 @@ int main(int argc, char **argv)
         return cmd_audit(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "assess") == 0)
         return cmd_assess(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "graph") == 0)
+        return cmd_graph(argc, argv);
     return cmd_serve(argc, argv);
 }

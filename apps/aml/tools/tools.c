@@ -21,8 +21,11 @@ static const aml_tool_scope scopes[] = {
     {"assessTypology", "aml.assess"},
     {"assessCase", "aml.assess"},
     {"draftSar", "aml.sar"},
+    {"traceFunds", "aml.read"},
+    {"caseGraph", "aml.read"},
     {"resource:aml://cases/{caseId}", "aml.read"},
     {"resource:aml://typologies", "aml.read"},
+    {"resource:aml://cases/{caseId}/graph.{format}", "aml.read"},
     {"prompt:sar_review", "aml.sar"},
     {NULL, NULL},
 };
@@ -424,6 +427,11 @@ static mcp_status draft_sar(mcp_call *call, const mcp_json *args, void *ud)
         tool_error(&c, msg);
     } else {
         snprintf(c.detail, sizeof c.detail, "sar draft for %s", a.matched ? "matched case" : "no-match case");
+        char uri[128], desc[160];
+        snprintf(uri, sizeof uri, "aml://cases/%s/graph.svg", cs.case_id);
+        snprintf(desc, sizeof desc, "Fund-flow picture of case %s for the reviewer (caseGraph)", cs.case_id);
+        if (a.matched)
+            mcp_call_resource_link(call, uri, "case-graph", desc, "image/svg+xml", NULL);
     }
     aml_assessment_free(&a);
     aml_case_free(&cs);
@@ -838,7 +846,7 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
         if ((st = mcp_server_add_tool(srv, &t, err)) != MCP_OK)
             goto done;
     }
-    if ((st = register_resources(srv, app, err)) != MCP_OK)
+    if ((st = register_resources(srv, app, err)) != MCP_OK || (st = aml_graph_tools_register(srv, app, err)) != MCP_OK)
         goto done;
     st = MCP_OK;
 done:

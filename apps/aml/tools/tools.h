@@ -27,6 +27,9 @@ typedef struct aml_app {
 /** Registers listCases, listTypologies, assessTypology, assessCase, draftSar on `srv`. */
 mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 
+/** Registers traceFunds, caseGraph and aml://cases/{caseId}/graph.{format} (graph_tools.c). */
+mcp_status aml_graph_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
+
 /* Server options for the AML server over `app`: its name and instructions,
  * and the audit of tool calls refused before any handler ran. */
 void aml_server_opts(mcp_server_opts *so, aml_app *app);
