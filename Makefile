@@ -23,6 +23,8 @@ TEST_PKGS := $(BUILD_PKGS) binutils util-linux
 # package.deb builds the Debian packages (dpkg-dev, file) and runs lintian on
 # them; package.consumer renders the man pages (man-db).
 TEST_PKGS += lintian dpkg-dev file man-db
+# aml.unit.fincen and aml.suite.filing validate FinCEN SAR XML with libxml2.
+TEST_PKGS += libxml2-dev
 DEB_PKGS := $(BUILD_PKGS) dpkg-dev file
 FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
 VALGRIND_PKGS := $(BUILD_PKGS) valgrind

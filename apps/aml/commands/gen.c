@@ -19,6 +19,7 @@
  * third-party deposit pattern.
  */
 #include "commands/gen.h"
+#include "engine/fincen.h"
 #include "engine/catalog.h"
 
 #include <stdlib.h>
@@ -1745,7 +1746,7 @@ int aml_gen_store(aml_store *s, const aml_gen_opts *o, aml_gen_stats *st, aml_er
     }
     fill_stats(&g, st);
     gen_free(&g);
-    return aml_ingest_commit(in, NULL, err);
+    return aml_ingest_commit(in, NULL, err) || aml_filer_set_demo(s, err) ? -1 : 0;
 }
 
 /* ---- the native CSV sink (the records of aml_native_headers) ---- */

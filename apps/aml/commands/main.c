@@ -17,6 +17,7 @@
  * an unusable database.
  */
 #include "commands/eval.h"
+#include "commands/filing.h"
 #include "commands/gen.h"
 #include "engine/scan.h"
 #include "engine/trail.h"
@@ -41,7 +42,9 @@ static const char usage[] =
     "  mcp-server-aml graph [--db FILE] CASE-ID --out FILE.png|.svg|.dot|.cyjs|.graphml\n"
     "                                           draw the case's fund flow (caseGraph) or export it\n"
     "  mcp-server-aml eval [--db FILE]          detection quality against the ground truth\n"
-    "  mcp-server-aml audit verify [--db FILE]  check the hash chain of the audit log\n";
+    "  mcp-server-aml audit verify [--db FILE]  check the hash chain of the audit log\n"
+    "  mcp-server-aml config set|unset|list --db FILE [KEY [VALUE]]  operator settings (filer.* for SAR XML)\n"
+    "  mcp-server-aml sar [--db FILE] CASE-ID [--format json|fincen-xml] [--out FILE]  draft a SAR\n";
 
 static int die_usage(const char *msg)
 {
@@ -575,5 +578,9 @@ int main(int argc, char **argv)
         return cmd_assess(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "graph") == 0)
         return cmd_graph(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "config") == 0)
+        return aml_cmd_config(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "sar") == 0)
+        return aml_cmd_sar(argc, argv);
     return cmd_serve(argc, argv);
 }

@@ -12,8 +12,8 @@
 #include "engine/cases.h"
 
 #define AML_SAR_TEMPLATE_VERSION "1.0.0"
-/* Narrative limit: 20,000 characters (public FinCEN SAR schema mappings; see docs/aml.md). */
-#define AML_SAR_NARRATIVE_MAX 20000
+/* Narrative limit: 17,000 characters, the FinCEN SAR batch XML limit (five blocks of up to 4,000; docs/aml.md). */
+#define AML_SAR_NARRATIVE_MAX 17000
 
 /**
  * Builds the draftSar result for an assessed case: writes the structured

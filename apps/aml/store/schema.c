@@ -235,6 +235,17 @@ static int seed_1(aml_store *s, aml_err *err)
     return aml_meta_set(s, "schema.created_by", "mcp-server-aml", err);
 }
 
+/*
+ * Migration 2: operator settings (store/config.h), e.g. the filer details
+ * of a FinCEN SAR (`filer.*`), with who set each one and when.
+ */
+static const char *const migration_2[] = {
+    "CREATE TABLE settings (\n"
+    "  key TEXT PRIMARY KEY, value TEXT NOT NULL,\n"
+    "  set_by TEXT NOT NULL, set_at TEXT NOT NULL) WITHOUT ROWID;\n",
+    NULL,
+};
+
 typedef struct migration {
     const char *const *sql;                  /* DDL statements, NULL-terminated */
     int (*seed)(aml_store *s, aml_err *err); /* data, or NULL */
@@ -243,6 +254,7 @@ typedef struct migration {
 /* migrations[i] takes user_version i to i + 1. Append only; never edit a shipped one. */
 static const migration migrations[AML_SCHEMA_VERSION] = {
     {migration_1, seed_1},
+    {migration_2, NULL},
 };
 
 int aml_store_migrate(aml_store *s, int64_t from, aml_err *err)

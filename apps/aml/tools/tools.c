@@ -11,6 +11,7 @@
  */
 #include "tools/tools.h"
 #include "engine/sar.h"
+#include "tools/filing.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,12 @@ static mcp_status draft_sar(mcp_call *call, const mcp_json *args, void *ud)
     aml_case cs;
     if (load_case(&c, args, &cs))
         return ctx_end(&c, MCP_OK);
+    int xml = mcp_json_str_eq(mcp_json_get(args, "format"), "fincen-xml");
+    if (xml && aml_fincen_refuse_missing(c.app->store, c.call, c.detail, sizeof c.detail)) {
+        c.failed = 1;
+        aml_case_free(&cs);
+        return ctx_end(&c, MCP_OK);
+    }
     aml_params p;
     aml_params_default(&p);
     aml_assessment a;
@@ -432,6 +439,8 @@ static mcp_status draft_sar(mcp_call *call, const mcp_json *args, void *ud)
         snprintf(desc, sizeof desc, "Fund-flow picture of case %s for the reviewer (caseGraph)", cs.case_id);
         if (a.matched)
             mcp_call_resource_link(call, uri, "case-graph", desc, "image/svg+xml", NULL);
+        if (xml && aml_fincen_attach(c.app->store, c.call, c.out.data, c.out.len, &c.text, c.detail, sizeof c.detail))
+            c.failed = 1;
     }
     aml_assessment_free(&a);
     aml_case_free(&cs);
@@ -467,7 +476,7 @@ static void case_id_prop(mcp_jw *w)
 }
 
 /* Input schema of the assessment tools and draftSar. */
-static char *input_schema(int with_typologies, int with_params)
+static char *input_schema(int with_typologies, int with_params, int with_format)
 {
     mcp_buf b;
     mcp_jw w;
@@ -504,6 +513,8 @@ static char *input_schema(int with_typologies, int with_params)
         mcp_jw_key(&w, "parameters");
         aml_params_schema_write(&w);
     }
+    if (with_format)
+        aml_fincen_format_prop(&w);
     mcp_jw_object_end(&w);
     mcp_jw_key(&w, "required");
     mcp_jw_array_begin(&w);
@@ -605,7 +616,7 @@ static const char draft_sar_out[] =
     "\"humanReviewRequired\":{\"const\":true},\"reason\":{\"type\":\"string\"},"
     "\"filing\":{\"type\":\"object\"},\"subjects\":{\"type\":\"array\"},\"suspiciousActivity\":{\"type\":\"object\"},"
     "\"narrative\":{\"type\":\"object\",\"required\":[\"text\",\"sections\",\"coverage\"],\"properties\":{"
-    "\"text\":{\"type\":\"string\",\"maxLength\":20000},\"sections\":{\"type\":\"object\","
+    "\"text\":{\"type\":\"string\",\"maxLength\":17000},\"sections\":{\"type\":\"object\","
     "\"required\":[\"introduction\",\"body\",\"conclusion\"]},\"coverage\":{\"type\":\"object\"}}},"
     "\"attachmentCsv\":{\"type\":\"object\"},\"evidenceCited\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}";
 
@@ -683,7 +694,7 @@ static const char sar_review_text[] =
     "body and a conclusion, with individual dates and amounts.\n"
     "3. Check every amount, date, name and account in the narrative against the case data and the evidence "
     "transactions: nothing may be stated that the data does not hold. List any sentence that fails, with the fix.\n"
-    "4. Check that there are no tables or undefined abbreviations in the narrative, that it stays under 20,000 "
+    "4. Check that there are no tables or undefined abbreviations in the narrative, that it stays under 17,000 "
     "characters, and that the transaction list is in the attachment.\n"
     "5. Check the filing deadline (30 calendar days from the detection date, 60 if no suspect is identified) and "
     "say how many days remain.\n"
@@ -792,7 +803,8 @@ static mcp_status register_resources(mcp_server *srv, aml_app *app, mcp_error *e
 
 mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
 {
-    char *assess_typology_in = input_schema(1, 1), *assess_case_in = input_schema(0, 1), *sar_in = input_schema(0, 0);
+    char *assess_typology_in = input_schema(1, 1, 0), *assess_case_in = input_schema(0, 1, 0),
+         *sar_in = input_schema(0, 0, 1);
     mcp_status st = MCP_ERR_NOMEM;
     if (!assess_typology_in || !assess_case_in || !sar_in)
         goto done;
