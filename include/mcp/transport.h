@@ -99,6 +99,14 @@ typedef struct mcp_http_opts {
                                              closed at once) */
     unsigned head_timeout_s;     /* a request head must arrive within this (a connection that stalls
                                     before its head is complete is closed); 0 = 5 */
+    size_t max_queue_bytes;      /* SSE bytes one request may hold unsent (its client stopped
+                                    reading); 0 = 1 MiB (then its stream is closed) */
+    size_t max_replay_bytes;     /* events kept per legacy stream for Last-Event-ID; 0 = 256 KiB
+                                    (the oldest are dropped) */
+    size_t max_buffer_bytes;     /* all response bytes the server holds (queues and replay);
+                                    0 = 32 MiB (over it: streams nobody reads are dropped first) */
+    unsigned stream_linger_ms;   /* a legacy stream whose client left is kept this long for
+                                    Last-Event-ID; 0 = 60 s */
 } mcp_http_opts;
 
 /**
@@ -118,7 +126,10 @@ typedef struct mcp_http_opts {
  * lacks gets 403 insufficient_scope before any handler runs; a legacy
  * session is usable only with tokens of the principal that opened it.
  * When the verifier has no resource URI yet, it gets this server's URL.
- * Rate limits answer 429 with Retry-After. With tls_cert_file and
+ * Rate limits answer 429 with Retry-After. Byte budgets (max_queue_bytes,
+ * max_replay_bytes, max_buffer_bytes) close the stream of a client that
+ * stops reading and drop replay nobody will ask for (docs/http.md,
+ * "Limits"). With tls_cert_file and
  * tls_key_file the server speaks https (libmicrohttpd with GnuTLS).
  *
  * mcp_http_server_start() is a macro over mcp_http_server_start_sized(),

@@ -21,8 +21,9 @@
  *
  * Legacy SSE streams carry event ids "<stream>_<seq>" and start with a
  * priming event and a retry hint (SEP-1699); their events are kept per
- * session (bounded), so a client that lost the stream resumes it with GET
- * and Last-Event-ID.
+ * session (bounded in bytes), so a client that lost the stream resumes it
+ * with GET and Last-Event-ID, the standalone GET stream included; a
+ * stream whose client left is released after stream_linger_ms.
  *
  * With an mcp_auth (docs/auth.md) every request must carry a bearer token,
  * checked when its headers arrive (401, or 400 for a malformed header);
@@ -38,7 +39,11 @@
  * timeout until then, plus the ticker's sweep of late heads); legacy
  * sessions are counted per address and per principal (429), and at the
  * server-wide cap the biggest holder's least recently used idle session
- * makes room.
+ * makes room. Response bytes are budgeted, not counted: unsent SSE bytes
+ * per request (a client that stops reading loses its stream), replay
+ * bytes per legacy stream, and their sum over the server (hs->buffered),
+ * which the ticker brings back under max_buffer_bytes by dropping what
+ * nobody reads first (budget_sweep_locked).
  */
 #include "auth/auth_internal.h"
 #include "json/json_internal.h"
@@ -77,7 +82,13 @@
 #define DEFAULT_SESSIONS_PER_PRINCIPAL 64u
 #define DEFAULT_CONNECTIONS_PER_ADDRESS 64u
 #define DEFAULT_HEAD_TIMEOUT_S 5u
-#define MAX_REPLAY_EVENTS 256u          /* kept per legacy stream for Last-Event-ID */
+#define DEFAULT_QUEUE_BYTES (1u << 20)  /* unsent SSE bytes one request may hold */
+#define DEFAULT_REPLAY_BYTES (256u << 10) /* events kept per legacy stream for Last-Event-ID */
+#define DEFAULT_BUFFER_BYTES (32u << 20) /* every buffered response byte of the server */
+#define DEFAULT_STREAM_LINGER_MS 60000u /* a stream whose client left waits this long for it */
+#define OFFENDER_MIN_BYTES (64u << 10)  /* over the server's budget, a request holding more
+                                           unsent bytes than this is closed on its next event */
+#define MAX_REPLAY_EVENTS 256u          /* kept per legacy stream for Last-Event-ID (and bytes, above) */
 #define MAX_STREAMS_PER_SESSION 256u    /* resumable streams kept per session */
 
 /* ------------------------------------------------------------------------ */
@@ -111,8 +122,10 @@ struct stream {
     event *events;      /* recent events, oldest first (ring of MAX_REPLAY_EVENTS) */
     size_t nevents;     /* how many kept */
     size_t first;       /* ring start */
+    size_t rbytes;      /* bytes of the kept events (counted in hs->buffered) */
     int final;          /* the request's response is among the events */
     hreq *attached;     /* the HTTP request delivering it now, or NULL */
+    uint64_t detached;  /* monotonic ms when its last request left (0 while attached or new) */
 };
 
 /* A legacy session (Mcp-Session-Id). */
@@ -126,7 +139,8 @@ struct session {
     uint64_t next_stream; /* stream numbers */
     hreq *pending;       /* POSTs waiting for answers (by request id) */
     hreq *current;       /* the POST being dispatched on the I/O thread */
-    hreq *get;           /* the standalone GET stream, or NULL */
+    hreq *get;           /* the request delivering the standalone GET stream, or NULL */
+    stream *get_st;      /* that stream (kept after its request left, for Last-Event-ID), or NULL */
     int refs;            /* requests using it + the table (under hs->mu) */
     int closed;          /* DELETEd or expired: unknown from now on */
     hreq *sse;           /* HTTP+SSE (2024-11-05) transport: the GET /sse stream, or NULL */
@@ -175,6 +189,9 @@ struct hreq {
     int close_stream;           /* end the SSE stream without a final (SEP-1699) */
     stream *st;                 /* the legacy stream this request delivers, or NULL */
     uint64_t last_write;        /* monotonic ms of the last bytes queued */
+    size_t qbytes;              /* bytes in head..tail (counted in hs->buffered) */
+    int overflow;               /* closed for holding too many unsent bytes: nothing more is queued */
+    int fd;                     /* the connection's socket (valid while !ended) */
 };
 
 enum { M_OTHER = 0, M_POST, M_GET, M_DELETE, M_OPTIONS };
@@ -220,6 +237,11 @@ struct mcp_http_server {
     int ticker_started;           /* the thread exists */
     mcp_auth *auth;               /* token verifier, or NULL (not owned) */
     char *prm_paths[3];           /* where the RFC 9728 metadata is served (NULL-padded) */
+    size_t queue_cap;             /* unsent SSE bytes per request */
+    size_t replay_cap;            /* replay bytes per legacy stream */
+    size_t budget;                /* all buffered response bytes of the server */
+    unsigned linger_ms;           /* detached legacy streams are released after this */
+    size_t buffered;              /* bytes held now: SSE queues, replay events (atomic) */
     mcp__ratelimit *rl_addr;      /* per client address, or NULL */
     mcp__ratelimit *rl_subject;   /* per token subject, or NULL */
     int tls;                      /* serving https */
@@ -691,14 +713,32 @@ static int scopes_ok(hreq *r, const mcp_rpc_msg *m, enum MHD_Result *res)
 
 static void hreq_unref(hreq *r);
 
-static void frames_free(frame *f)
+/* Bytes held for responses, server-wide: added and taken without a lock. */
+static void account(mcp_http_server *hs, size_t add, size_t sub)
 {
-    while (f) {
+    if (add)
+        __atomic_add_fetch(&hs->buffered, add, __ATOMIC_RELAXED);
+    if (sub)
+        __atomic_sub_fetch(&hs->buffered, sub, __ATOMIC_RELAXED);
+}
+
+static size_t buffered(const mcp_http_server *hs)
+{
+    return __atomic_load_n(&hs->buffered, __ATOMIC_RELAXED);
+}
+
+/* Frees a request's unsent SSE bytes (r->mu held, or the last reference). */
+static void frames_free(hreq *r)
+{
+    for (frame *f = r->head; f;) {
         frame *n = f->next;
         mcp_free(f->data);
         mcp_free(f);
         f = n;
     }
+    r->head = r->tail = NULL;
+    account(r->hs, 0, r->qbytes);
+    r->qbytes = 0;
 }
 
 static void session_unref(session *s);
@@ -706,7 +746,7 @@ static void session_unref(session *s);
 static void hreq_free(hreq *r)
 {
     mcp_principal_free(r->principal);
-    frames_free(r->head);
+    frames_free(r);
     mcp_free(r->final_json);
     mcp_buf_cleanup(&r->body);
     mcp_free(r->id_str);
@@ -732,9 +772,49 @@ static void wake(hreq *r)
     }
 }
 
-/* Appends bytes to the SSE queue and wakes the writer (mu held). */
+/*
+ * Ends the stream of a request whose client does not read (r->mu held, the
+ * request not ended, so its socket is still open): the unsent bytes are
+ * freed at once, nothing more is queued, and the socket is shut down so
+ * libmicrohttpd ends the request (a 2026-07-28 call is then cancelled; a
+ * legacy stream stays resumable from its replay events).
+ */
+static void overflow_close(hreq *r, const char *why, size_t limit)
+{
+    mcp_http_server *hs = r->hs;
+    size_t held = r->qbytes;
+    char addr[64];
+    client_key(r->mc, addr, sizeof addr);
+    r->overflow = 1;
+    r->close_stream = 1;
+    frames_free(r);
+    if (r->fd >= 0)
+        shutdown(r->fd, SHUT_RDWR);
+    wake(r);
+    mcp__server_diag(hs->srv, MCP_LOG_WARNING,
+                     "http: closed the event stream of %s: %zu bytes unsent, over %s (%zu bytes)",
+                     addr[0] ? addr : "(unknown)", held, why, limit);
+}
+
+/*
+ * Appends bytes to the SSE queue and wakes the writer (mu held). A client
+ * that stops reading makes the queue grow: past the per-request cap, or
+ * past OFFENDER_MIN_BYTES while the server is over its budget, the stream
+ * is closed (overflow_close) and 0 returned.
+ */
 static int push_bytes(hreq *r, const char *data, size_t len)
 {
+    mcp_http_server *hs = r->hs;
+    if (r->overflow || r->ended)
+        return 0;
+    if (r->qbytes + len > hs->queue_cap) {
+        overflow_close(r, "the per-request limit", hs->queue_cap);
+        return 0;
+    }
+    if (r->qbytes + len > OFFENDER_MIN_BYTES && buffered(hs) + len > hs->budget) {
+        overflow_close(r, "the server's budget for buffered responses", hs->budget);
+        return 0;
+    }
     frame *f = mcp__calloc(1, sizeof *f);
     if (!f)
         return 0;
@@ -745,6 +825,8 @@ static int push_bytes(hreq *r, const char *data, size_t len)
     }
     memcpy(f->data, data, len);
     f->len = len;
+    r->qbytes += len;
+    account(hs, len, 0);
     if (r->tail)
         r->tail->next = f;
     else
@@ -804,13 +886,42 @@ static int status_for(const hreq *r, const char *text, size_t len)
 /* ------------------------------------------------------------------------ */
 /* Legacy streams: numbering, replay                                         */
 
-static void stream_free(stream *st)
+/* The ring of a stream's replay events is counted with its events. */
+#define RING_BYTES (MAX_REPLAY_EVENTS * sizeof(event))
+
+static void stream_free(mcp_http_server *hs, stream *st)
 {
     for (size_t i = 0; i < st->nevents; i++)
         mcp_free(st->events[(st->first + i) % MAX_REPLAY_EVENTS].text);
+    account(hs, 0, st->rbytes + RING_BYTES);
     mcp_free(st->events);
     mcp_free(st->req_str);
     mcp_free(st);
+}
+
+/* Forgets a stream's oldest replay event (s->mu held). */
+static void stream_drop_oldest(mcp_http_server *hs, stream *st)
+{
+    event *e = &st->events[st->first];
+    st->rbytes -= e->len;
+    account(hs, 0, e->len);
+    mcp_free(e->text);
+    e->text = NULL;
+    st->first = (st->first + 1) % MAX_REPLAY_EVENTS;
+    st->nevents--;
+}
+
+/* Unlinks and frees a stream of the session (s->mu held). */
+static void stream_remove(session *s, stream *st)
+{
+    for (stream **pp = &s->streams; *pp; pp = &(*pp)->next)
+        if (*pp == st) {
+            *pp = st->next;
+            break;
+        }
+    if (s->get_st == st)
+        s->get_st = NULL;
+    stream_free(s->hs, st);
 }
 
 /* A new stream in the session (s->mu held). */
@@ -827,9 +938,7 @@ static stream *stream_new(session *s, const mcp_rpc_id *req)
                 oldest = pp;
         if (!oldest)
             return NULL;
-        stream *gone = *oldest;
-        *oldest = gone->next;
-        stream_free(gone);
+        stream_remove(s, *oldest);
     }
     stream *st = mcp__calloc(1, sizeof *st);
     if (!st)
@@ -839,6 +948,7 @@ static stream *stream_new(session *s, const mcp_rpc_id *req)
         mcp_free(st);
         return NULL;
     }
+    account(s->hs, RING_BYTES, 0);
     st->id = ++s->next_stream;
     if (req)
         copy_id(req, &st->req, &st->req_str);
@@ -847,8 +957,12 @@ static stream *stream_new(session *s, const mcp_rpc_id *req)
     return st;
 }
 
-/* Records an SSE event in the stream and delivers it if a request is attached (s->mu held). */
-static void stream_emit(stream *st, const char *data, size_t len, int final)
+/*
+ * Records an SSE event in the stream and delivers it if a request is
+ * attached (s->mu held). The replay keeps the newest events within the
+ * per-stream byte cap (and MAX_REPLAY_EVENTS); the newest always stays.
+ */
+static void stream_emit(mcp_http_server *hs, stream *st, const char *data, size_t len, int final)
 {
     char id[48];
     snprintf(id, sizeof id, "%llu_%llu", (unsigned long long)st->id, (unsigned long long)++st->seq);
@@ -856,16 +970,15 @@ static void stream_emit(stream *st, const char *data, size_t len, int final)
     char *ev = sse_event(id, data, len, &n);
     if (!ev)
         return;
-    if (st->nevents == MAX_REPLAY_EVENTS) {
-        mcp_free(st->events[st->first].text);
-        st->first = (st->first + 1) % MAX_REPLAY_EVENTS;
-        st->nevents--;
-    }
+    while (st->nevents && (st->nevents == MAX_REPLAY_EVENTS || st->rbytes + n > hs->replay_cap))
+        stream_drop_oldest(hs, st);
     event *e = &st->events[(st->first + st->nevents) % MAX_REPLAY_EVENTS];
     e->seq = st->seq;
     e->text = ev;
     e->len = n;
     st->nevents++;
+    st->rbytes += n;
+    account(hs, n, 0);
     if (final)
         st->final = 1;
     hreq *r = st->attached;
@@ -1008,9 +1121,10 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
             pthread_mutex_lock(&s->current->mu);
             deliver(s->current, data, len, final);
             pthread_mutex_unlock(&s->current->mu);
-        } else if (!final && s->get && s->get->st && data) {
-            /* Session traffic (list_changed, resource updates): the GET stream. */
-            stream_emit(s->get->st, data, len, 0);
+        } else if (!final && s->get_st && data) {
+            /* Session traffic (list_changed, resource updates): the GET
+             * stream, kept for replay while no request delivers it. */
+            stream_emit(s->hs, s->get_st, data, len, 0);
         }
         pthread_mutex_unlock(&s->mu);
         return MCP_OK;
@@ -1027,7 +1141,7 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
                 pthread_mutex_unlock(&r->mu);
             }
         } else if (data) {
-            stream_emit(st, data, len, final);
+            stream_emit(s->hs, st, data, len, final);
         }
         pthread_mutex_unlock(&s->mu);
         return MCP_OK;
@@ -1040,7 +1154,7 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
             stream *nst = begin_legacy_sse(s, r);
             pthread_mutex_unlock(&r->mu);
             if (nst)
-                stream_emit(nst, data, len, final);
+                stream_emit(s->hs, nst, data, len, final);
         } else {
             deliver(r, data, len, final);
             pthread_mutex_unlock(&r->mu);
@@ -1098,7 +1212,7 @@ static void session_destroy(session *s)
     mcp_conn_free(s->conn);
     while (s->streams) {
         stream *n = s->streams->next;
-        stream_free(s->streams);
+        stream_free(s->hs, s->streams);
         s->streams = n;
     }
     pthread_mutex_destroy(&s->mu);
@@ -1401,6 +1515,95 @@ static void active_remove(hreq *r)
         hreq_unref(r); /* the list's reference */
 }
 
+/*
+ * hs->mu held. Releases the detached legacy streams (their client left)
+ * detached at least `age` ms ago; returns how many.
+ */
+static unsigned release_detached_locked(mcp_http_server *hs, uint64_t now, uint64_t age)
+{
+    unsigned n = 0;
+    for (session *s = hs->sessions; s; s = s->next) {
+        pthread_mutex_lock(&s->mu);
+        for (stream *st = s->streams, *next; st; st = next) {
+            next = st->next;
+            if (!st->attached && st->detached && now - st->detached >= age) {
+                stream_remove(s, st);
+                n++;
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    return n;
+}
+
+/* hs->mu held. Trims every stream's replay to `cap` bytes (the newest
+ * event stays); returns the events dropped. */
+static unsigned trim_replay_locked(mcp_http_server *hs, size_t cap)
+{
+    unsigned n = 0;
+    for (session *s = hs->sessions; s; s = s->next) {
+        pthread_mutex_lock(&s->mu);
+        for (stream *st = s->streams; st; st = st->next)
+            while (st->nevents > 1 && st->rbytes > cap) {
+                stream_drop_oldest(hs, st);
+                n++;
+            }
+        pthread_mutex_unlock(&s->mu);
+    }
+    return n;
+}
+
+/* hs->mu held. Closes the stream holding the most unsent bytes; 0 when none holds any. */
+static int close_biggest_queue_locked(mcp_http_server *hs)
+{
+    hreq *big = NULL;
+    size_t most = 0;
+    for (hreq *r = hs->active; r; r = r->active_next) {
+        pthread_mutex_lock(&r->mu);
+        if (!r->ended && !r->overflow && r->qbytes > most) {
+            most = r->qbytes;
+            big = r;
+        }
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (!big)
+        return 0;
+    pthread_mutex_lock(&big->mu);
+    if (!big->ended)
+        overflow_close(big, "the server's budget for buffered responses", hs->budget);
+    pthread_mutex_unlock(&big->mu);
+    return 1;
+}
+
+/*
+ * hs->mu held. Streams whose client left are released after linger_ms.
+ * While the server holds more response bytes than its budget, what goes
+ * first is what nobody is reading: detached streams, longest detached
+ * first; then the oldest replay events of every stream, the biggest
+ * trimmed first; last, the request with the most unsent bytes (its client
+ * is not reading) has its stream closed, one at a time.
+ */
+static void budget_sweep_locked(mcp_http_server *hs, uint64_t now)
+{
+    unsigned released = release_detached_locked(hs, now, hs->linger_ms), dropped = 0, closed = 0;
+    size_t before = buffered(hs);
+    for (uint64_t age = hs->linger_ms / 2; buffered(hs) > hs->budget; age /= 2) {
+        released += release_detached_locked(hs, now, age);
+        if (!age)
+            break;
+    }
+    for (size_t cap = hs->replay_cap / 2; buffered(hs) > hs->budget && cap >= 1024; cap /= 2)
+        dropped += trim_replay_locked(hs, cap);
+    while (buffered(hs) > hs->budget && closed < 64 && close_biggest_queue_locked(hs))
+        closed++;
+    if (before > hs->budget)
+        mcp__server_diag(hs->srv, MCP_LOG_WARNING,
+                         "http: response buffers held %zu bytes, over the server's budget (%zu): released %u "
+                         "stream(s) whose client left, dropped %u replay event(s), closed %u stream(s) not read; "
+                         "now %zu bytes",
+                         before, hs->budget, released, dropped, closed, buffered(hs));
+}
+
 static void *ticker_main(void *arg)
 {
     mcp_http_server *hs = arg;
@@ -1442,6 +1645,7 @@ static void *ticker_main(void *arg)
             pthread_mutex_unlock(&r->mu);
             pp = &r->active_next;
         }
+        budget_sweep_locked(hs, now);
         /* Idle legacy sessions expire. */
         session *expired = NULL;
         for (session **sp = &hs->sessions; *sp;) {
@@ -1496,6 +1700,8 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
             r->head = f->next;
             if (!r->head)
                 r->tail = NULL;
+            r->qbytes -= f->len;
+            account(r->hs, 0, f->len);
             mcp_free(f->data);
             mcp_free(f);
         }
@@ -1943,7 +2149,9 @@ static enum MHD_Result handle_get(hreq *r)
             pthread_mutex_unlock(&s->mu);
             return reply_plain(mc, MHD_HTTP_NOT_FOUND, "Not Found: unknown event id");
         }
-        /* Take the stream over: replay what came after the last id seen. */
+        /* Take the stream over: replay what came after the last id seen.
+         * A connection still holding it (the client gave up on it first)
+         * ends; the GET stream's session traffic follows the new one. */
         if (st->attached) {
             pthread_mutex_lock(&st->attached->mu);
             st->attached->close_stream = 1;
@@ -1952,13 +2160,16 @@ static enum MHD_Result handle_get(hreq *r)
             pthread_mutex_unlock(&st->attached->mu);
         }
         st->attached = r;
+        st->detached = 0;
+        if (st == s->get_st)
+            s->get = r;
         pthread_mutex_lock(&r->mu);
         r->st = st;
         r->mode = MODE_SSE;
         for (size_t i = 0; i < st->nevents; i++) {
             event *e = &st->events[(st->first + i) % MAX_REPLAY_EVENTS];
-            if (e->seq > seq)
-                push_bytes(r, e->text, e->len);
+            if (e->seq > seq && !push_bytes(r, e->text, e->len))
+                break;
         }
         if (st->final)
             r->got_final = 1;
@@ -1968,6 +2179,10 @@ static enum MHD_Result handle_get(hreq *r)
             pthread_mutex_unlock(&s->mu);
             return reply_plain(mc, MHD_HTTP_CONFLICT, "Conflict: this session already has a GET stream");
         }
+        /* A new GET stream without Last-Event-ID: the old one's events are
+         * not wanted any more. */
+        if (s->get_st)
+            stream_remove(s, s->get_st);
         stream *st = stream_new(s, NULL);
         if (!st) {
             pthread_mutex_unlock(&s->mu);
@@ -1975,6 +2190,7 @@ static enum MHD_Result handle_get(hreq *r)
         }
         st->attached = r;
         s->get = r;
+        s->get_st = st;
         pthread_mutex_lock(&r->mu);
         r->st = st;
         r->mode = MODE_SSE;
@@ -2086,6 +2302,8 @@ static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc
     r->hs = hs;
     r->mc = mc;
     r->started = mcp__mono_ms();
+    const union MHD_ConnectionInfo *fi = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    r->fd = fi ? fi->connect_fd : -1;
     mcp_buf_init(&r->body, hs->srv->opts.max_message);
     r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
               : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
@@ -2233,7 +2451,7 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
 {
     (void)cls;
     (void)mc;
-    (void)toe; /* however it ended, a 2026-07-28 request ends with its stream */
+    /* However it ended, a 2026-07-28 request ends with its stream. */
     hreq *r = *con_cls;
     if (!r)
         return;
@@ -2258,17 +2476,14 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
             s->sse = NULL;
         if (s->current == r)
             s->current = NULL;
-        /* A legacy stream outlives its connection, for Last-Event-ID. */
+        /* A legacy stream outlives its connection, for Last-Event-ID,
+         * unless its answer went out whole; the ticker releases it after
+         * linger_ms (or sooner when the server is over its budget). */
         if (r->st && r->st->attached == r) {
             r->st->attached = NULL;
-            if (r->st->final || r->st->req.type == MCP_RPC_ID_NONE) {
-                for (stream **pp = &s->streams; *pp; pp = &(*pp)->next)
-                    if (*pp == r->st) {
-                        *pp = r->st->next;
-                        stream_free(r->st);
-                        break;
-                    }
-            }
+            r->st->detached = mcp__mono_ms();
+            if (r->st->final && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                stream_remove(s, r->st);
         }
         pthread_mutex_unlock(&s->mu);
         if (sse_done)
@@ -2432,6 +2647,10 @@ static mcp_http_server *hs_new(mcp_server *srv, const mcp_http_opts *o)
     hs->request_timeout_s = o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_CONN_TIMEOUT_S;
     hs->legacy_sse = o->legacy_sse;
     hs->sessionless = o->sessionless;
+    hs->queue_cap = o->max_queue_bytes ? o->max_queue_bytes : DEFAULT_QUEUE_BYTES;
+    hs->replay_cap = o->max_replay_bytes ? o->max_replay_bytes : DEFAULT_REPLAY_BYTES;
+    hs->budget = o->max_buffer_bytes ? o->max_buffer_bytes : DEFAULT_BUFFER_BYTES;
+    hs->linger_ms = o->stream_linger_ms ? o->stream_linger_ms : DEFAULT_STREAM_LINGER_MS;
     return hs;
 }
 

@@ -1,0 +1,532 @@
+/*
+ * Byte budgets of the Streamable HTTP server (docs/http.md, "Limits") and
+ * the resumption of legacy streams, through raw sockets:
+ *   a. a client that stops reading a chatty tool's SSE stream: its stream
+ *      is closed past max_queue_bytes (logged), the call is cancelled, and
+ *      the process's memory stays bounded;
+ *   b. several such clients, each under the per-request cap, together over
+ *      max_buffer_bytes: the server closes them (logged) and stays bounded;
+ *   c. a legacy stream's replay holds at most max_replay_bytes (the answer
+ *      stays), and a stream whose client left is released after
+ *      stream_linger_ms (then Last-Event-ID is 404);
+ *   d. the standalone GET stream resumes with Last-Event-ID after its
+ *      connection ended, and session notifications follow a stream taken
+ *      over from a connection that still holds it.
+ */
+#include <mcp/mcp.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifdef UNDER_ASAN
+/* Freed memory sits in ASan's quarantine (256 MB by default) and would count
+ * as resident: keep it small so the memory checks measure what is held. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "quarantine_size_mb=4";
+}
+#endif
+
+static int g_passed, g_failed;
+
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (cond) {                                                                                          \
+            g_passed++;                                                                                      \
+        } else {                                                                                             \
+            g_failed++;                                                                                      \
+            printf("FAIL line %d: ", __LINE__);                                                              \
+            printf(__VA_ARGS__);                                                                             \
+            printf("\n");                                                                                    \
+        }                                                                                                    \
+    } while (0)
+
+static unsigned g_port;
+static int g_log_request_cap, g_log_budget; /* log lines of each kind */
+static int g_chatter_running, g_chatter_cancelled;
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Resident memory of this process (server and clients), in KiB. */
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* Progress notifications of 4 KiB each until cancelled (at most `n`, 96 MiB by default). */
+static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)ud;
+    __atomic_fetch_add(&g_chatter_running, 1, __ATOMIC_RELAXED);
+    static char msg[4097];
+    if (!msg[0])
+        memset(msg, 'x', sizeof msg - 1);
+    long n = (long)mcp_json_int(mcp_json_get(args, "n"));
+    if (n <= 0)
+        n = 24576;
+    int cancelled = 0;
+    for (long i = 1; i <= n; i++) {
+        if (mcp_call_progress(call, (double)i, -1, msg) == MCP_ERR_CANCELLED || mcp_call_is_cancelled(call)) {
+            cancelled = 1;
+            break;
+        }
+    }
+    if (cancelled)
+        __atomic_fetch_add(&g_chatter_cancelled, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&g_chatter_running, 1, __ATOMIC_RELAXED);
+    return mcp_call_textf(call, "sent %ld", n);
+}
+
+static void log_cb(mcp_log_level level, const char *message, void *ud)
+{
+    (void)level;
+    (void)ud;
+    if (strstr(message, "closed the event stream") && strstr(message, "per-request limit"))
+        __atomic_fetch_add(&g_log_request_cap, 1, __ATOMIC_RELAXED);
+    if (strstr(message, "server's budget"))
+        __atomic_fetch_add(&g_log_budget, 1, __ATOMIC_RELAXED);
+}
+
+/* A TCP connection from 127.0.0.`host`, with a small receive buffer when `small_rcvbuf`. */
+static int connect_from(int host, int small_rcvbuf)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    if (small_rcvbuf) {
+        int sz = 4096;
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    }
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+    if (host != 1 && bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    a.sin_port = htons((uint16_t)g_port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += (size_t)w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads into out (keeping the first cap-1 bytes, counting all in *total)
+ * until `until` appears, the peer closes, or timeout_ms pass. Returns 1
+ * when `until` was seen, 0 on close, -1 on timeout. */
+static int read_until(int fd, char *out, size_t cap, size_t *total, const char *until, int timeout_ms)
+{
+    size_t len = strlen(out);
+    uint64_t t0 = now_us();
+    for (;;) {
+        if (until && strstr(out, until))
+            return 1;
+        int left = timeout_ms - (int)((now_us() - t0) / 1000u);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, left) <= 0)
+            return -1;
+        char buf[16384];
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        if (total)
+            *total += (size_t)r;
+        size_t k = (size_t)r < cap - 1 - len ? (size_t)r : cap - 1 - len;
+        memcpy(out + len, buf, k);
+        len += k;
+        out[len] = '\0';
+    }
+}
+
+/* 1 when the server closes `fd` within timeout_ms (what it had queued is read and dropped). */
+static int closed_by_server(int fd, int timeout_ms)
+{
+    char small[64] = "";
+    size_t total = 0;
+    uint64_t t0 = now_us();
+    for (;;) {
+        small[0] = '\0';
+        int left = timeout_ms - (int)((now_us() - t0) / 1000u);
+        if (left <= 0)
+            return 0;
+        int st = read_until(fd, small, sizeof small, &total, NULL, left);
+        if (st == 0)
+            return 1;
+        if (st < 0)
+            return 0;
+    }
+}
+
+/* Sends a 2026-07-28 call of the chatter tool from 127.0.0.`host` and reads nothing. */
+static int chatter_nonreader(int host)
+{
+    int fd = connect_from(host, 1);
+    if (fd < 0)
+        return -1;
+    char body[512], req[2048];
+    int bl = snprintf(body, sizeof body,
+                      "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
+                      "\"arguments\":{},\"_meta\":{\"progressToken\":1,\"io.modelcontextprotocol/protocolVersion\":"
+                      "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    int n = snprintf(req, sizeof req,
+                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                     "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+                     "Mcp-Method: tools/call\r\nMcp-Name: chatter\r\nContent-Length: %d\r\n\r\n%s",
+                     g_port, bl, body);
+    if (send_all(fd, req, (size_t)n)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static mcp_server *new_server(unsigned workers)
+{
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = "http-budget";
+    o.version = "1.0.0";
+    o.log = log_cb;
+    o.workers = workers;
+    mcp_server *srv;
+    if (mcp_server_new(&srv, &o, NULL))
+        return NULL;
+    mcp_tool_def d;
+    memset(&d, 0, sizeof d);
+    d.name = "chatter";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+    d.handler = chatter_tool;
+    mcp_server_add_tool(srv, &d, NULL);
+    return srv;
+}
+
+static mcp_http_server *start(mcp_server *srv, const mcp_http_opts *ho)
+{
+    mcp_http_server *hs;
+    mcp_error err;
+    if (mcp_http_server_start(&hs, srv, ho, &err)) {
+        printf("cannot start: %s\n", err.message);
+        return NULL;
+    }
+    g_port = mcp_http_server_port(hs);
+    return hs;
+}
+
+/* Waits until no chatter handler runs (at most timeout_ms); 1 when none does. */
+static int chatters_done(int timeout_ms)
+{
+    uint64_t until = now_us() + (uint64_t)timeout_ms * 1000u;
+    while (__atomic_load_n(&g_chatter_running, __ATOMIC_RELAXED) && now_us() < until)
+        sleep_ms(20);
+    return __atomic_load_n(&g_chatter_running, __ATOMIC_RELAXED) == 0;
+}
+
+/* ---- a. one client stops reading ------------------------------------------------- */
+
+static void nonreader_test(void)
+{
+    mcp_server *srv = new_server(2);
+    mcp_http_server *hs = srv ? start(srv, NULL) : NULL; /* every limit at its default */
+    CHECK(hs != NULL, "server starts");
+    if (!hs)
+        return;
+    long rss0 = rss_kib(), peak = rss0;
+    g_chatter_cancelled = 0;
+    int fd = chatter_nonreader(2);
+    CHECK(fd >= 0, "the non-reader connects");
+    uint64_t t0 = now_us();
+    int closed = 0;
+    while (!closed && now_us() - t0 < 10000000u) {
+        struct pollfd p = {fd, POLLIN, 0};
+        poll(&p, 1, 50);
+        long r = rss_kib();
+        peak = r > peak ? r : peak;
+        closed = __atomic_load_n(&g_log_request_cap, __ATOMIC_RELAXED) > 0;
+    }
+    int eof = closed_by_server(fd, 5000);
+    double took = (now_us() - t0) / 1e6;
+    close(fd);
+    int done = chatters_done(5000);
+    printf("non-reader: stream closed after %.2f s (logged: %d); resident memory %ld -> peak %ld KiB\n", took,
+           g_log_request_cap, rss0, peak);
+    CHECK(closed, "the stream of a client that stops reading is closed, with a log line");
+    CHECK(eof, "the server ends the connection");
+    CHECK(done && g_chatter_cancelled == 1, "the chatty call is cancelled (%d)", g_chatter_cancelled);
+    CHECK(peak - rss0 < 64 * 1024, "memory stays bounded (+%ld KiB, cap 64 MiB)", peak - rss0);
+    mcp_http_server_stop(hs, 1000);
+    mcp_server_free(srv);
+}
+
+/* ---- b. many stop reading: the server's budget ---------------------------------- */
+
+#define BUDGET_READERS 6
+
+static void budget_test(void)
+{
+    mcp_server *srv = new_server(BUDGET_READERS);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.max_queue_bytes = 2u << 20;  /* each one alone is within its cap ... */
+    ho.max_buffer_bytes = 3u << 20; /* ... together they pass the server's */
+    mcp_http_server *hs = srv ? start(srv, &ho) : NULL;
+    CHECK(hs != NULL, "server starts");
+    if (!hs)
+        return;
+    long rss0 = rss_kib(), peak = rss0;
+    g_chatter_cancelled = 0;
+    int fds[BUDGET_READERS];
+    for (int i = 0; i < BUDGET_READERS; i++)
+        fds[i] = chatter_nonreader(30 + i);
+    uint64_t t0 = now_us();
+    int eofs = 0;
+    for (int i = 0; i < BUDGET_READERS; i++) {
+        long r = rss_kib();
+        peak = r > peak ? r : peak;
+        eofs += fds[i] >= 0 && closed_by_server(fds[i], 10000);
+        close(fds[i]);
+    }
+    int done = chatters_done(5000);
+    printf("budget: %d non-readers closed in %.2f s (budget log lines: %d); resident memory %ld -> peak %ld KiB\n",
+           eofs, (now_us() - t0) / 1e6, g_log_budget, rss0, peak);
+    CHECK(eofs == BUDGET_READERS, "every non-reader's stream is closed (%d of %d)", eofs, BUDGET_READERS);
+    CHECK(g_log_budget > 0, "the server's budget is named in the log");
+    CHECK(done && g_chatter_cancelled == BUDGET_READERS, "their calls are cancelled (%d)", g_chatter_cancelled);
+    CHECK(peak - rss0 < 64 * 1024, "memory stays bounded (+%ld KiB)", peak - rss0);
+    mcp_http_server_stop(hs, 1000);
+    mcp_server_free(srv);
+}
+
+/* ---- c, d. legacy streams: replay bytes, linger, GET resumption ----------------- */
+
+static const char INIT[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                           "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+
+/* A POST in session `sid` ("" for none); returns the connected socket after sending. */
+static int post(const char *sid, const char *body)
+{
+    int fd = connect_from(1, 0);
+    if (fd < 0)
+        return -1;
+    char req[4096];
+    int n = snprintf(req, sizeof req,
+                     "POST /mcp HTTP/1.1\r\nHost: localhost:%u\r\nContent-Type: application/json\r\nAccept: "
+                     "application/json, text/event-stream\r\n%s%s%sMCP-Protocol-Version: 2025-11-25\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     g_port, sid[0] ? "Mcp-Session-Id: " : "", sid, sid[0] ? "\r\n" : "", strlen(body), body);
+    if (send_all(fd, req, (size_t)n)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A GET of the session's stream (with Last-Event-ID when `last`); the socket. */
+static int get_stream(const char *sid, const char *last)
+{
+    int fd = connect_from(1, 0);
+    if (fd < 0)
+        return -1;
+    char req[1024];
+    int n = snprintf(req, sizeof req,
+                     "GET /mcp HTTP/1.1\r\nHost: localhost:%u\r\nAccept: text/event-stream\r\nMcp-Session-Id: "
+                     "%s\r\nMCP-Protocol-Version: 2025-11-25\r\n%s%s%s\r\n",
+                     g_port, sid, last ? "Last-Event-ID: " : "", last ? last : "", last ? "\r\n" : "");
+    if (send_all(fd, req, (size_t)n)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int open_session(char *sid)
+{
+    char resp[8192] = "";
+    int fd = post("", INIT);
+    sid[0] = '\0';
+    if (fd < 0)
+        return 0;
+    read_until(fd, resp, sizeof resp, NULL, "\"result\"", 5000);
+    close(fd);
+    const char *h = strstr(resp, "Mcp-Session-Id: ");
+    if (h)
+        sscanf(h + 16, "%63[0-9a-f]", sid);
+    fd = post(sid, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    resp[0] = '\0';
+    if (fd >= 0) {
+        read_until(fd, resp, sizeof resp, NULL, "\r\n\r\n", 5000);
+        close(fd);
+    }
+    return strlen(sid) == 32;
+}
+
+static void replay_test(void)
+{
+    mcp_server *srv = new_server(2);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.max_replay_bytes = 64u << 10;
+    ho.stream_linger_ms = 700;
+    ho.keepalive_ms = 200;
+    mcp_http_server *hs = srv ? start(srv, &ho) : NULL;
+    char sid[64];
+    CHECK(hs && open_session(sid), "a legacy session opens");
+    if (!hs)
+        return;
+    /* 100 events of 4 KiB, then the answer; the client reads the priming
+     * event only and leaves. */
+    char resp[4096] = "";
+    int fd = post(sid, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
+                       "\"arguments\":{\"n\":100},\"_meta\":{\"progressToken\":5}}}");
+    int primed = read_until(fd, resp, sizeof resp, NULL, "retry:", 5000) == 1;
+    char stream_id[64] = "";
+    const char *idp = strstr(resp, "id: ");
+    if (idp)
+        sscanf(idp + 4, "%63[0-9_]", stream_id);
+    close(fd);
+    CHECK(primed && stream_id[0], "the call's stream is primed (%s)", stream_id);
+    chatters_done(5000);
+    sleep_ms(300);
+    /* Resume from the priming event: only what the replay kept comes back. */
+    fd = get_stream(sid, stream_id);
+    static char big[1u << 20];
+    big[0] = '\0';
+    size_t total = 0;
+    int got = read_until(fd, big, sizeof big, &total, "sent 100", 5000) == 1;
+    close(fd);
+    int events = 0;
+    for (const char *p = big; (p = strstr(p, "notifications/progress")); p++)
+        events++;
+    printf("replay: resumed after the client left: %zu bytes, %d progress events, answer %s\n", total, events,
+           got ? "included" : "missing");
+    CHECK(got, "the answer is replayed");
+    CHECK(total < (64u << 10) + 8192 && events < 100, "the replay keeps at most max_replay_bytes (%zu bytes)",
+          total);
+    /* Another call whose client leaves; after stream_linger_ms its stream is gone. */
+    fd = post(sid, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
+                   "\"arguments\":{\"n\":3},\"_meta\":{\"progressToken\":6}}}");
+    resp[0] = '\0';
+    read_until(fd, resp, sizeof resp, NULL, "retry:", 5000);
+    idp = strstr(resp, "id: ");
+    stream_id[0] = '\0';
+    if (idp)
+        sscanf(idp + 4, "%63[0-9_]", stream_id);
+    close(fd);
+    sleep_ms(700 + 1200);
+    fd = get_stream(sid, stream_id);
+    resp[0] = '\0';
+    read_until(fd, resp, sizeof resp, NULL, "\r\n\r\n", 5000);
+    close(fd);
+    CHECK(stream_id[0] && strncmp(resp, "HTTP/1.1 404", 12) == 0,
+          "a stream whose client left is released after stream_linger_ms (%.12s)", resp);
+
+    /* d. The GET stream: primed, left, resumed with Last-Event-ID. */
+    fd = get_stream(sid, NULL);
+    resp[0] = '\0';
+    read_until(fd, resp, sizeof resp, NULL, "retry:", 5000);
+    char get_id[64] = "";
+    idp = strstr(resp, "id: ");
+    if (idp)
+        sscanf(idp + 4, "%63[0-9_]", get_id);
+    close(fd);
+    sleep_ms(600); /* keep-alives (200 ms) find the connection gone */
+    mcp_server_list_changed(srv, "tools");
+    fd = get_stream(sid, get_id);
+    resp[0] = '\0';
+    int resumed = read_until(fd, resp, sizeof resp, NULL, "tools/list_changed", 3000) == 1;
+    CHECK(get_id[0] && resumed, "the GET stream resumes with Last-Event-ID after its connection ended (%.12s)",
+          resp);
+    /* Taken over while that connection still holds it: later notifications
+     * follow the new connection. */
+    int fd2 = get_stream(sid, get_id);
+    char resp2[8192] = "";
+    read_until(fd2, resp2, sizeof resp2, NULL, "tools/list_changed", 3000);
+    resp2[0] = '\0';
+    mcp_server_list_changed(srv, "tools");
+    int followed = read_until(fd2, resp2, sizeof resp2, NULL, "tools/list_changed", 3000) == 1;
+    CHECK(followed, "session notifications follow the stream's new connection");
+    close(fd);
+    close(fd2);
+    mcp_http_server_stop(hs, 1000);
+    mcp_server_free(srv);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int probe = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(0x7f000002u);
+    if (bind(probe, (struct sockaddr *)&a, sizeof a) != 0) {
+        printf("SKIP: cannot bind 127.0.0.2 (%s): no other loopback addresses here\n", strerror(errno));
+        printf("http_budget: 0 passed, 0 failed\n");
+        close(probe);
+        return 0;
+    }
+    close(probe);
+    uint64_t t0 = now_us();
+    nonreader_test();
+    budget_test();
+    replay_test();
+    printf("total: %.1f s\n", (now_us() - t0) / 1e6);
+    printf("http_budget: %d passed, %d failed\n", g_passed, g_failed);
+    return g_failed ? 1 : 0;
+}
