@@ -42,7 +42,7 @@ static void test_patterns(void)
     o.amlworld = 1;
     o.seed = 3;
     o.customers = 1500;
-    o.days = 30;
+    o.days = 60; /* attempts after the first 30 days: the warm-up before a counterparty can be new */
     o.instances = 5;
     aml_gen_stats gs;
     aml_err err = {{0}};

@@ -86,6 +86,32 @@ static void t01_lookalike(fx *f)
 
 static void test_t01_match(void) { expect(t01_match, AML_T01, AML_MATCHED, "multi_day_near_threshold"); }
 static void test_t01_same_day(void) { expect(t01_same_day, AML_T01, AML_MATCHED, "same_day_split"); }
+
+/* A same-day split with one deposit in the near-threshold band: the band's 5 points are in the
+ * breakdown too (they were counted when choosing the set but left out of the score). */
+static void t01_same_day_band(fx *f)
+{
+    person(f, "C1", "A1", "Jane Roe", 5000);
+    fx_tx(f, "S1", 100, 10, NULL, "A1", 8600.00, "cash", "C1", "BR-CA-1", "CA");
+    fx_tx(f, "S2", 100, 15, NULL, "A1", 2500.00, "cash", "C1", "BR-CA-1", "CA");
+    fx_case(f, "CASE-FX", 95, 115, "A1");
+}
+
+static void test_t01_same_day_band(void)
+{
+    fx f;
+    fx_begin(&f);
+    t01_same_day_band(&f);
+    aml_store *s = fx_end(&f);
+    T_NOT_NULL(s);
+    aml_assessment a;
+    T_EQ_INT(run_case(s, "CASE-FX", NULL, 1u << AML_T01, &a), 0);
+    T_EQ_INT(a.f[AML_T01].status, AML_MATCHED);
+    T_EQ_INT(a.f[AML_T01].score, 55);
+    T_NOT_NULL(strstr(a.f[AML_T01].metrics_json, "near-threshold band"));
+    aml_assessment_free(&a);
+    aml_store_close(s);
+}
 static void test_t01_lookalike(void) { expect(t01_lookalike, AML_T01, AML_NOT_MATCHED, NULL); }
 
 /* ---- T02 ------------------------------------------------------------------ */
@@ -372,6 +398,40 @@ static void t10(fx *f, int last_day)
 static void t10_match(fx *f) { t10(f, -300); }
 static void t10_lookalike(fx *f) { t10(f, 40); } /* quiet for two months only */
 static void test_t10_match(void) { expect(t10_match, AML_T10, AML_MATCHED, NULL); }
+
+/* A long-standing account whose first stored activity comes 40 days after the data starts: the
+ * time before it is unobserved, not dormancy (it was matched from the opening date before). */
+static void t10_unobserved(fx *f)
+{
+    person(f, "C2", "A2", "Ann Other", 5000); /* the import starts on day 0 */
+    fx_cust(f, "C1", "Kai Lee", "individual", "Retired", 2000, 300, 0);
+    fx_acct(f, "A1", "C1", -500, "CA", "US", NULL);
+    fx_acct(f, "EXT-X", NULL, 0, NULL, "US", "Source");
+    fx_acct(f, "EXT-Y", NULL, 0, NULL, "US", "Sink");
+    fx_tx(f, "R1", 40, 9, "EXT-X", "A1", 15000.00, "wire", NULL, NULL, NULL);
+    fx_tx(f, "R2", 41, 9, "A1", "EXT-Y", 14000.00, "wire", NULL, NULL, NULL);
+    fx_case(f, "CASE-FX", 0, 60, "A1");
+}
+static void test_t10_unobserved(void) { expect(t10_unobserved, AML_T10, AML_NOT_EVALUABLE, NULL); }
+
+/* A company paying six employees for the first time in the data, ten days after it starts: with no
+ * month of observed history they cannot be told new (the first payday of every company matched). */
+static void t04_first_payday(fx *f)
+{
+    fx_cust(f, "C1", "Cedar Foods LLC", "entity", "Manufacturing", 200000, 1000, 0);
+    fx_acct(f, "A1", "C1", -900, "CA", "US", NULL);
+    fx_acct(f, "EXT-C", NULL, 0, NULL, "US", "Client Corp");
+    fx_tx(f, "IN0", 0, 9, "EXT-C", "A1", 30000.11, "wire", NULL, NULL, NULL);
+    for (int i = 0; i < 6; i++) {
+        char ref[16], who[16];
+        snprintf(ref, sizeof ref, "PAY-%d", i);
+        snprintf(who, sizeof who, "EXT-E%d", i);
+        fx_acct(f, who, NULL, 0, NULL, "US", "Employee");
+        fx_tx(f, ref, 10, 7, "A1", who, 2500.00 + i * 17.31, "ach", NULL, NULL, NULL);
+    }
+    fx_case(f, "CASE-FX", 0, 20, "A1");
+}
+static void test_t04_first_payday(void) { expect(t04_first_payday, AML_T04, AML_NOT_EVALUABLE, NULL); }
 static void test_t10_lookalike(void) { expect(t10_lookalike, AML_T10, AML_NOT_MATCHED, NULL); }
 
 /* ---- T11 ---------------------------------------------------------------------- */
@@ -614,7 +674,7 @@ static void test_docs_in_sync(void)
     T_EQ_INT(missing, 0);
 }
 
-TEST_MAIN(TEST(test_docs_in_sync), TEST(test_t01_match), TEST(test_t01_same_day), TEST(test_t01_lookalike), TEST(test_t02_match),
+TEST_MAIN(TEST(test_docs_in_sync), TEST(test_t01_match), TEST(test_t01_same_day), TEST(test_t01_same_day_band), TEST(test_t10_unobserved), TEST(test_t04_first_payday), TEST(test_t01_lookalike), TEST(test_t02_match),
           TEST(test_t02_lookalike), TEST(test_t03_match), TEST(test_t03_lookalike), TEST(test_t04_match),
           TEST(test_t04_lookalike), TEST(test_t05_match), TEST(test_t05_lookalike), TEST(test_t06_match),
           TEST(test_t06_lookalike), TEST(test_t07_match), TEST(test_t07_lookalike), TEST(test_t08_match),

@@ -136,6 +136,178 @@ int aml_eval_cases(aml_store *s, FILE *out, aml_quality q[AML_NTYP], aml_err *er
     return 0;
 }
 
+/* ---- the scan's alerts over a generated bank ---------------------------------------------- */
+
+/* An (account, instance) pair of the ground truth: the instance's typology, kind and overlap. */
+typedef struct gt_link {
+    int64_t acct;
+    int typ, lookalike;
+} gt_link;
+
+static int cmp_link(const void *a, const void *b)
+{
+    const gt_link *x = a, *y = b;
+    return x->acct < y->acct ? -1 : x->acct > y->acct;
+}
+
+static int load_links(aml_store *s, gt_link **out, size_t *np, aml_err *err)
+{
+    gt_link *l = NULL;
+    size_t n = 0, cap = 0;
+    sqlite3_stmt *st = aml_stmt(s, "SELECT a.acct_no, i.typology_id, i.kind FROM gt_accounts a "
+                                   "JOIN gt_instances i ON i.instance_id = a.instance_id");
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            gt_link *nl = realloc(l, cap * sizeof *nl);
+            if (!nl) {
+                sqlite3_reset(st);
+                free(l);
+                return aml_errf(err, "out of memory");
+            }
+            l = nl;
+        }
+        const char *tid = aml_col_text(st, 1);
+        l[n].acct = sqlite3_column_int64(st, 0);
+        l[n].typ = aml_typology_index(tid, strlen(tid));
+        l[n].lookalike = strcmp(aml_col_text(st, 2), "lookalike") == 0;
+        if (l[n].typ >= 0)
+            n++;
+    }
+    sqlite3_reset(st);
+    aml_sort(l, n, sizeof *l, cmp_link);
+    *out = l;
+    *np = n;
+    return 0;
+}
+
+/* The links of acct: [*lo, return). */
+static size_t links_of(const gt_link *l, size_t n, int64_t acct, size_t *lo)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t mid = (a + b) / 2;
+        if (l[mid].acct < acct)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *lo = a;
+    while (b < n && l[b].acct == acct)
+        b++;
+    return a < n && l[a].acct == acct ? b : a;
+}
+
+/* One flagged (account, typology): true, overlap, or a false alarm on an instance or the background. */
+static void tally_alert(aml_scan_quality *q, const gt_link *l, size_t n, int64_t acct, int t)
+{
+    size_t lo, hi = links_of(l, n, acct, &lo);
+    int truth = 0, over = 0;
+    for (size_t k = lo; k < hi; k++) {
+        truth |= !l[k].lookalike && l[k].typ == t;
+        over |= !l[k].lookalike && (aml_gen_overlap(l[k].typ) & (1u << t));
+    }
+    q->alerts++;
+    if (truth)
+        q->true_alerts++;
+    else if (over)
+        q->overlap++;
+    else if (hi > lo)
+        q->false_instance++;
+    else
+        q->false_background++;
+}
+
+/* Recall: injected instances of each typology with an account flagged for it. */
+static int scan_recall(aml_store *s, aml_scan_quality q[AML_NTYP], aml_err *err)
+{
+    sqlite3_stmt *st = aml_stmt(s, "SELECT i.typology_id, EXISTS (SELECT 1 FROM gt_accounts a JOIN scan_matches m "
+                                   "ON m.acct_no = a.acct_no AND m.typology_id = i.typology_id "
+                                   "WHERE a.instance_id = i.instance_id) FROM gt_instances i WHERE i.kind = 'injected'");
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *tid = aml_col_text(st, 0);
+        int t = aml_typology_index(tid, strlen(tid));
+        if (t < 0)
+            continue;
+        q[t].injected++;
+        q[t].detected += sqlite3_column_int(st, 1);
+    }
+    sqlite3_reset(st);
+    return 0;
+}
+
+/* Customers with no injected instance: how many are active, how many the scan flagged. */
+static int scan_volume(aml_store *s, aml_scan_volume *vol, aml_err *err)
+{
+    static const char *const sql =
+        "SELECT count(*), sum(flagged) FROM (SELECT p.customer_id, "
+        "max(EXISTS (SELECT 1 FROM scan_matches m WHERE m.acct_no = p.acct_no)) AS flagged, "
+        "max(EXISTS (SELECT 1 FROM transactions WHERE from_acct = p.acct_no) OR "
+        "EXISTS (SELECT 1 FROM transactions WHERE to_acct = p.acct_no)) AS active, "
+        "max(EXISTS (SELECT 1 FROM gt_accounts a JOIN gt_instances i ON i.instance_id = a.instance_id "
+        "WHERE a.acct_no = p.acct_no AND i.kind = 'injected')) AS injected "
+        "FROM account_parties p GROUP BY p.customer_id) WHERE active AND NOT injected";
+    sqlite3_stmt *st = aml_stmt(s, sql);
+    if (!st)
+        return aml_errf(err, "%s", s->errmsg);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        vol->active = sqlite3_column_int64(st, 0);
+        vol->alerted = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_reset(st);
+    vol->rate = vol->active ? (double)vol->alerted / (double)vol->active : 0;
+    return 0;
+}
+
+static void print_scan_quality(FILE *out, const aml_scan_quality q[AML_NTYP], const aml_scan_volume *vol)
+{
+    fprintf(out, "%-28s %8s %8s %7s %7s %6s %8s %9s %10s %9s\n", "typology", "injected", "detected", "recall",
+            "alerts", "true", "overlap", "false:inst", "false:bg", "precision");
+    for (int t = 0; t < AML_NTYP; t++)
+        fprintf(out, "%-28s %8d %8d %6.1f%% %7d %6d %8d %9d %10d %8.1f%%\n", aml_catalog()[t].id, q[t].injected,
+                q[t].detected, 100 * q[t].recall, q[t].alerts, q[t].true_alerts, q[t].overlap, q[t].false_instance,
+                q[t].false_background, 100 * q[t].precision);
+    fprintf(out, "alert rate: %lld of %lld active customers with no injected instance flagged (%.2f%%)\n",
+            (long long)vol->alerted, (long long)vol->active, 100 * vol->rate);
+}
+
+int aml_eval_scan(aml_store *s, FILE *out, aml_scan_quality q[AML_NTYP], aml_scan_volume *vol, aml_err *err)
+{
+    memset(q, 0, sizeof(aml_scan_quality) * AML_NTYP);
+    memset(vol, 0, sizeof *vol);
+    gt_link *l;
+    size_t n;
+    if (load_links(s, &l, &n, err))
+        return -1;
+    sqlite3_stmt *st = aml_stmt(s, "SELECT DISTINCT acct_no, typology_id FROM scan_matches");
+    if (!st) {
+        free(l);
+        return aml_errf(err, "%s", s->errmsg);
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *tid = aml_col_text(st, 1);
+        int t = aml_typology_index(tid, strlen(tid));
+        if (t >= 0)
+            tally_alert(&q[t], l, n, sqlite3_column_int64(st, 0), t);
+    }
+    sqlite3_reset(st);
+    free(l);
+    if (scan_recall(s, q, err) || scan_volume(s, vol, err))
+        return -1;
+    for (int t = 0; t < AML_NTYP; t++) {
+        q[t].recall = q[t].injected ? (double)q[t].detected / q[t].injected : 0;
+        int judged = q[t].alerts - q[t].overlap;
+        q[t].precision = judged ? (double)q[t].true_alerts / judged : 1;
+    }
+    if (out)
+        print_scan_quality(out, q, vol);
+    return 0;
+}
+
 /* ---- AMLworld patterns after a scan ----------------------------------------------------- */
 
 static const struct {
@@ -402,7 +574,20 @@ int aml_eval(aml_store *s, FILE *out, aml_err *err)
     if (ninst) {
         aml_quality qq[AML_NTYP];
         fprintf(out, "Detection quality over generated cases (ground truth: gt_instances)\n");
-        return aml_eval_cases(s, out, qq, err);
+        if (aml_eval_cases(s, out, qq, err))
+            return -1;
+        sqlite3_stmt *r = aml_stmt(s, "SELECT count(*) FROM scan_runs");
+        int64_t runs = 0;
+        if (r && sqlite3_step(r) == SQLITE_ROW)
+            runs = sqlite3_column_int64(r, 0);
+        if (r)
+            sqlite3_reset(r);
+        if (!runs)
+            return 0;
+        aml_scan_quality sq[AML_NTYP];
+        aml_scan_volume vol;
+        fprintf(out, "\nThe monitoring scan's alerts (scan_matches), per flagged account and typology\n");
+        return aml_eval_scan(s, out, sq, &vol, err);
     }
     if (nlab) {
         aml_pattern_quality pq[AML_NPATTERNS];

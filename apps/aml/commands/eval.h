@@ -24,6 +24,32 @@ typedef struct aml_quality {
  */
 int aml_eval_cases(aml_store *s, FILE *out, aml_quality q[AML_NTYP], aml_err *err);
 
+/* Per-typology quality of the monitoring scan's alerts over a generated bank. */
+typedef struct aml_scan_quality {
+    int injected, detected;  /* injected instances; those with an account the scan flagged for the typology */
+    int alerts;              /* accounts flagged for the typology */
+    int true_alerts;         /* on an account of an injected instance of it */
+    int overlap;             /* on an instance whose construction also meets it (counted neither way) */
+    int false_instance;      /* on a look-alike or another typology's instance */
+    int false_background;    /* on an account of no instance */
+    double recall, precision;
+} aml_scan_quality;
+
+/* The alert volume of the scan over customers with no injected instance. */
+typedef struct aml_scan_volume {
+    int64_t active;          /* customers with no injected instance and some activity */
+    int64_t alerted;         /* of them, with an account the scan flagged */
+    double rate;             /* alerted / active */
+} aml_scan_volume;
+
+/**
+ * Scores the monitoring scan's alerts (scan_matches, every run) against the
+ * generator's ground truth: per typology, recall over injected instances
+ * and precision over flagged accounts; and the alert rate on customers with
+ * no injected instance. Prints the table to `out` (may be NULL).
+ */
+int aml_eval_scan(aml_store *s, FILE *out, aml_scan_quality q[AML_NTYP], aml_scan_volume *vol, aml_err *err);
+
 /* AMLworld patterns, scored after import + scan. */
 #define AML_NPATTERNS 7
 typedef struct aml_pattern_quality {

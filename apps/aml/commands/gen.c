@@ -61,6 +61,7 @@ typedef struct gacct {
     int family;   /* the account it sends family transfers to, -1 */
     int aw_bank;
     char aw_acct[12];
+    int64_t hist_day; /* internal: the generated history is complete from this day (coverage) */
 } gacct;
 
 typedef struct gtx {
@@ -233,6 +234,7 @@ static int add_acct(gen *g, int cust, int internal, const char *country, int64_t
     a->branch = -1;
     a->employer = -1;
     a->family = -1;
+    a->hist_day = -95; /* recurring flows start 95 days before the first day */
     a->country = country ? country : "US";
     if (internal) {
         snprintf(a->id, sizeof a->id, "ACC-%06d", 100000 + ++g->acct_seq);
@@ -1029,6 +1031,7 @@ static int inj_t10(gen *g, int la)
     int64_t last = d0 - aml_rng_range(&g->r, 200, 500);
     int a = add_acct(g, c, 1, "US", last - aml_rng_range(&g->r, 100, 400));
     CHECK(a);
+    g->a[a].hist_day = last - 400; /* its whole life is generated: complete history from before its opening */
     g->c[c].exp_vol = 300000;
     g->c[c].exp_cash = 30000;
     /* Modest history, then silence. */
@@ -1452,6 +1455,7 @@ typedef struct rec_sink {
     int (*kase)(void *ud, const aml_case_rec *r, aml_err *err);
     int (*truth)(void *ud, const aml_truth_rec *r, aml_err *err);
     void *ud;
+    int (*coverage)(void *ud, const char *account_id, int64_t from, aml_err *err);
 } rec_sink;
 
 static const char *person_id(int32_t cond, const gen *g, char *buf, size_t n)
@@ -1647,6 +1651,9 @@ static int emit(const gen *g, const rec_sink *k, aml_err *err)
     }
     if (emit_accounts(g, k, err))
         return -1;
+    for (size_t i = 0; i < g->na; i++)
+        if (g->a[i].internal && k->coverage(k->ud, g->a[i].id, g->start + g->a[i].hist_day * AML_DAY, err))
+            return -1;
     char ref[24], pb[24], lb[24];
     for (size_t i = 0; i < g->nt; i++) {
         aml_txn_rec r;
@@ -1725,6 +1732,11 @@ static int st_truth(void *ud, const aml_truth_rec *r, aml_err *err)
     return aml_ingest_truth(ud, r, err);
 }
 
+static int st_coverage(void *ud, const char *account_id, int64_t from, aml_err *err)
+{
+    return aml_ingest_coverage(ud, account_id, from, err);
+}
+
 int aml_gen_store(aml_store *s, const aml_gen_opts *o, aml_gen_stats *st, aml_err *err)
 {
     gen g;
@@ -1738,7 +1750,7 @@ int aml_gen_store(aml_store *s, const aml_gen_opts *o, aml_gen_stats *st, aml_er
         gen_free(&g);
         return -1;
     }
-    rec_sink k = {st_customer, st_account, st_party, st_txn, st_trade, st_case, st_truth, in};
+    rec_sink k = {st_customer, st_account, st_party, st_txn, st_trade, st_case, st_truth, in, st_coverage};
     if (emit(&g, &k, err)) {
         aml_ingest_abort(in);
         gen_free(&g);
@@ -1924,6 +1936,17 @@ static int csv_truth(void *ud, const aml_truth_rec *r, aml_err *err)
     return 0;
 }
 
+static int csv_coverage(void *ud, const char *account_id, int64_t from, aml_err *err)
+{
+    (void)err;
+    char t[21];
+    aml_fmt_time(from, t);
+    fprintf(ud, "coverage,");
+    csvf(ud, account_id, 0);
+    csvf(ud, t, 1);
+    return 0;
+}
+
 int aml_gen_native(FILE *f, const aml_gen_opts *o, aml_gen_stats *st, aml_err *err)
 {
     gen g;
@@ -1931,7 +1954,7 @@ int aml_gen_native(FILE *f, const aml_gen_opts *o, aml_gen_stats *st, aml_err *e
         return -1;
     for (int i = 0; aml_native_headers[i]; i++)
         fprintf(f, "%s\n", aml_native_headers[i]);
-    rec_sink k = {csv_customer, csv_account, csv_party, csv_txn, csv_trade, csv_case, csv_truth, f};
+    rec_sink k = {csv_customer, csv_account, csv_party, csv_txn, csv_trade, csv_case, csv_truth, f, csv_coverage};
     int rc = emit(&g, &k, err);
     fill_stats(&g, st);
     gen_free(&g);
@@ -2135,7 +2158,10 @@ static int aw_pattern(gen *g, int kind, const int *ind, int nind)
     int inst = new_instance(g, typs[kind], 0, labels[kind]);
     CHECK(inst);
     g->in[inst].awlabel = labels[kind];
-    int64_t d0 = aml_rng_range(&g->r, 2, g->days > 14 ? g->days - 12 : 2);
+    /* After a month of observed history when the period allows (the rules' warm-up before a
+     * counterparty can be called new: docs/aml.md "Observation coverage"). */
+    int64_t lo = g->days >= 44 ? 30 : 2;
+    int64_t d0 = aml_rng_range(&g->r, lo, g->days > 14 ? g->days - 12 : 2);
     int64_t t0 = day_at(g, d0, 0, 24);
     int fmt = aml_rng_chance(&g->r, 0.7) ? GCH_ACH : GCH_WIRE;
     switch (kind) {

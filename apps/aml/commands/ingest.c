@@ -129,6 +129,9 @@ struct aml_ingest {
     size_t nfx, capfx;
     int dropped_indexes;   /* rebuild tx_from/tx_to at commit */
     int day_precision;     /* some row had day precision */
+    int64_t first_txn;     /* txn_no of the first transaction of this ingest, 0 = none yet */
+    int64_t min_at;        /* its earliest booked_at */
+    int declared;          /* coverage records were given */
     aml_ingest_stats st;
     int64_t t0;
 };
@@ -267,12 +270,62 @@ void aml_ingest_abort(aml_ingest *in)
     free(in);
 }
 
+static int resolve(aml_ingest *in, const char *id, int64_t *out, aml_err *err);
+static int step(aml_ingest *in, sqlite3_stmt *st, const char *what, const char *id, aml_err *err);
+
+/*
+ * Observation coverage of the internal accounts this ingest touched: from the import's earliest
+ * transaction, each account's first one, or the declared time; merged with earlier imports of the
+ * same source (the earliest wins). Accounts with a declared coverage record keep it.
+ */
+static int record_coverage(aml_ingest *in, aml_err *err)
+{
+    if (!in->first_txn)
+        return 0;
+    static const char *const sql =
+        "INSERT INTO coverage(acct_no, source, observed_from, basis) "
+        "SELECT x.acct, ?1, CASE ?2 WHEN 1 THEN min(x.at) WHEN 2 THEN ?3 ELSE ?4 END, "
+        "CASE ?2 WHEN 1 THEN 'first_activity' WHEN 2 THEN 'declared' ELSE 'import_start' END FROM "
+        "(SELECT from_acct AS acct, booked_at AS at FROM transactions WHERE txn_no >= ?5 AND from_acct IS NOT NULL "
+        "UNION ALL SELECT to_acct, booked_at FROM transactions WHERE txn_no >= ?5 AND to_acct IS NOT NULL) x "
+        "JOIN accounts a ON a.acct_no = x.acct WHERE a.is_internal = 1 GROUP BY x.acct "
+        "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = min(observed_from, excluded.observed_from) "
+        "WHERE ?6 = 0";
+    sqlite3_stmt *st = aml_stmt(in->s, sql);
+    if (!st)
+        return aml_errf(err, "%s", in->s->errmsg);
+    aml_bind_text(st, 1, in->o.source ? in->o.source : "import");
+    aml_bind_int(st, 2, in->o.history_mode);
+    aml_bind_int(st, 3, in->o.history_from);
+    aml_bind_int(st, 4, in->min_at);
+    aml_bind_int(st, 5, in->first_txn);
+    aml_bind_int(st, 6, in->declared);
+    return aml_step_done(in->s, st, err);
+}
+
+int aml_ingest_coverage(aml_ingest *in, const char *account_id, int64_t from, aml_err *err)
+{
+    int64_t no;
+    if (resolve(in, account_id, &no, err))
+        return -1;
+    sqlite3_stmt *st = aml_stmt(in->s, "INSERT INTO coverage(acct_no, source, observed_from, basis) "
+                                       "VALUES (?, ?, ?, 'declared') ON CONFLICT(acct_no, source) DO UPDATE "
+                                       "SET observed_from = excluded.observed_from, basis = 'declared'");
+    if (!st)
+        return aml_errf(err, "%s", in->s->errmsg);
+    aml_bind_int(st, 1, no);
+    aml_bind_text(st, 2, in->o.source ? in->o.source : "import");
+    aml_bind_int(st, 3, from);
+    in->declared = 1;
+    return step(in, st, "coverage", account_id, err);
+}
+
 int aml_ingest_commit(aml_ingest *in, aml_ingest_stats *stats, aml_err *err)
 {
     int rc = 0;
     if (getenv("AML_PROFILE")) /* diagnostics on stderr: how long the rows took before the index rebuild */
         fprintf(stderr, "aml: rows loaded after %.2f s\n", (double)(aml_mono_ns() - in->t0) / 1e9);
-    if (reindex(in, err) ||
+    if (record_coverage(in, err) || reindex(in, err) ||
         (in->day_precision && aml_meta_set(in->s, "data.day_precision", "1", err)) || aml_commit(in->s, err)) {
         aml_rollback(in->s);
         rc = -1;
@@ -505,8 +558,13 @@ int aml_ingest_txn(aml_ingest *in, const aml_txn_rec *t, int64_t *txn_no, aml_er
     bind_static(st, 21, t->gt_attempt_id);
     if (step(in, st, "transaction", t->txn_ref, err))
         return -1;
+    int64_t no = sqlite3_last_insert_rowid(in->s->db);
     if (txn_no)
-        *txn_no = sqlite3_last_insert_rowid(in->s->db);
+        *txn_no = no;
+    if (!in->first_txn || no < in->first_txn)
+        in->first_txn = no;
+    if (in->st.transactions == 0 || t->booked_at < in->min_at)
+        in->min_at = t->booked_at;
     if (t->precision == AML_PREC_DAY)
         in->day_precision = 1;
     in->st.transactions++;
@@ -679,6 +737,7 @@ const char *const aml_native_headers[] = {
     "origin_country,destination_country",
     "#case,case_id,title,status,priority,origin,opened_at,detection_date,window_from,window_to,focus_account_ids",
     "#truth,instance_id,typology_id,kind,variant,case_id,overlap,account_ids",
+    "#coverage,account_id,observed_from",
     "#fx,currency,rate_date,usd_num,usd_den,source",
     "#jurisdiction,list_name,country,effective_from,effective_to,source_url",
     NULL,
@@ -865,6 +924,16 @@ static int native_txn(aml_ingest *in, const char *const *f, aml_err *err)
     return aml_ingest_txn(in, &t, NULL, err);
 }
 
+static int native_coverage(aml_ingest *in, const char *const *f, aml_err *err)
+{
+    int64_t at;
+    if (!f[0] || !*f[0])
+        return aml_errf(err, "coverage: account_id is empty");
+    if (parse_ts(f[1], &at, NULL))
+        return aml_errf(err, "coverage: observed_from is not a timestamp");
+    return aml_ingest_coverage(in, f[0], at, err);
+}
+
 static int native_trade(aml_ingest *in, const char *const *f, aml_err *err)
 {
     aml_trade_rec t;
@@ -944,6 +1013,7 @@ static const struct {
     {"customer", 18, native_customer}, {"account", 13, native_account}, {"party", 3, native_party},
     {"txn", 18, native_txn},           {"trade", 10, native_trade},     {"case", 10, native_case},
     {"truth", 7, native_truth},        {"fx", 5, native_fx},            {"jurisdiction", 5, native_jurisdiction},
+    {"coverage", 2, native_coverage},
 };
 
 static int native_row(aml_ingest *in, const rowstr *r, aml_err *err)

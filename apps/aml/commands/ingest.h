@@ -75,8 +75,17 @@ typedef struct aml_truth_rec {
 typedef struct aml_ingest_opts {
     int skip_bad;          /* report a bad row and go on (default: fail the import) */
     int progress;          /* draw a progress bar when stderr is a terminal */
-    const char *source;    /* source_dataset / audit detail */
+    const char *source;    /* source_dataset / audit detail; the data source of the coverage rows */
+    /* Observation coverage of the accounts the import touches (docs/aml.md "Observation coverage"):
+     * AML_HISTORY_IMPORT_START (default) the import's earliest transaction, AML_HISTORY_FIRST_ACTIVITY
+     * each account's own first transaction in it, AML_HISTORY_DECLARED history_from. */
+    int history_mode;
+    int64_t history_from;  /* seconds, for AML_HISTORY_DECLARED */
 } aml_ingest_opts;
+
+#define AML_HISTORY_IMPORT_START 0
+#define AML_HISTORY_FIRST_ACTIVITY 1
+#define AML_HISTORY_DECLARED 2
 
 /* Counters of an ingest. */
 typedef struct aml_ingest_stats {
@@ -96,6 +105,9 @@ int aml_ingest_case(aml_ingest *in, const aml_case_rec *c, aml_err *err);
 int aml_ingest_truth(aml_ingest *in, const aml_truth_rec *t, aml_err *err);
 int aml_ingest_fx(aml_ingest *in, const char *currency, const char *date, int64_t num, int64_t den, const char *source,
                   aml_err *err);
+/** Declares that the store holds the complete history of an internal account from `from` (seconds) on.
+ * Accounts declared in an ingest keep their declaration; the others get the import's default. */
+int aml_ingest_coverage(aml_ingest *in, const char *account_id, int64_t from, aml_err *err);
 int aml_ingest_jurisdiction(aml_ingest *in, const char *list, const char *country, const char *from, const char *to,
                             const char *url, aml_err *err);
 /** Makes everything visible; frees the ingest either way. */

@@ -3,7 +3,7 @@
  * subcommands build and inspect case stores.
  *
  *   mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--transcript FILE] [--actor NAME]
- *   mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] PATH...
+ *   mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...
  *   mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,...] [--instances N]
  *                      [--lookalikes N] [--start DATE] [--format native|amlworld] (--out FILE | --db FILE)
  *   mcp-server-aml scan [--db FILE] [--from DATE] [--to DATE] [--detected DATE]
@@ -33,7 +33,7 @@ static const char usage[] =
     "      serve MCP over stdio (without --db: an in-memory demo store); over HTTP with OAuth when\n"
     "      AUTH options are given (tools need aml.read, aml.assess or aml.sar; the audit log records\n"
     "      the token's subject):\n" MCP_AUTH_ARGS_HELP
-    "  mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] PATH...\n"
+    "  mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...\n"
     "  mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,T03,...] [--instances N]\n"
     "                     [--lookalikes N] [--start YYYY-MM-DD] [--format native|amlworld]\n"
     "                     (--out FILE | --db FILE)\n"
@@ -127,6 +127,18 @@ static int cmd_import(int argc, char **argv)
                 goto usage;
         } else if (strcmp(argv[i], "--skip-bad-rows") == 0) {
             o.skip_bad = 1;
+        } else if (strcmp(argv[i], "--history-from") == 0) {
+            const char *v = optval(argc, argv, &i);
+            if (!v)
+                goto usage;
+            if (strcmp(v, "first-activity") == 0) {
+                o.history_mode = AML_HISTORY_FIRST_ACTIVITY;
+            } else if (aml_parse_time(v, strlen(v), &o.history_from, NULL) == 0) {
+                o.history_mode = AML_HISTORY_DECLARED;
+            } else {
+                fprintf(stderr, "mcp-server-aml: --history-from takes a date (YYYY-MM-DD) or first-activity\n");
+                goto usage;
+            }
         } else if (strcmp(argv[i], "--fail-on-bad-row") == 0) {
             o.skip_bad = 0;
         } else if (argv[i][0] == '-' && argv[i][1]) {

@@ -22,6 +22,7 @@ typedef struct t01_best {
     int locs;
     int ctr_day;    /* multi-day: some day's cash in that direction exceeded the threshold */
     int64_t med_bp; /* multi-day: median amount / threshold, in 1/10000 */
+    int inband;     /* same-day: one of them in the near-threshold band */
 } t01_best;
 
 /* Cash rows of every account of the customer, inside the window, in time order. */
@@ -161,6 +162,7 @@ static void t01_same_day(const cash_row *rows, size_t n, int dir, const t01_par 
                 best->score = score;
                 best->dir = dir;
                 best->variant = 1;
+                best->inband = inband;
                 best->npick = 0;
                 for (size_t q = start; q < k; q++)
                     if (rows[q].dir == dir && rows[q].usd < p->ctr)
@@ -220,6 +222,8 @@ static void t01_write_match(fbuild *b, const cash_row *rows, const t01_best *bes
         fb_comp(b, best->locs >= 2 ? 10 : 0, "%d different locations on the same day", best->locs);
         fb_comp(b, (int)fmin(15, 5 * (double)(cnt - p->SD)), "%lld transactions beyond the minimum",
                 (long long)(cnt - p->SD));
+        fb_comp(b, best->inband ? 5 : 0, "one of them in the near-threshold band [%s, %s)", usd(p->band).s,
+                usd(p->ctr).s);
         fb_explain(b,
                    "On %s the customer made %lld cash %s of %s-%s, together %s, each below the %s threshold "
                    "(%d %s).",

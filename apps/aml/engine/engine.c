@@ -299,6 +299,7 @@ int aml_engine_run(aml_store *s, const aml_case_spec *cs, const aml_params *p, u
     e.p = &out->params;
     e.from = cs->from;
     e.to = cs->to;
+    e.lean = kind && strcmp(kind, "scan") == 0;
     if (aml_sha256_init(&e.data_hash) || load_context(&e, err)) {
         eng_free(&e);
         return err && err->msg[0] ? -1 : aml_errf(err, "cannot start the engine");

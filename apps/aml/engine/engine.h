@@ -78,7 +78,11 @@ typedef struct aml_assessment {
 
 /**
  * Runs the typologies in `mask` over the case. `kind` ("case" or
- * "typology") enters the assessment id. Caller holds the store lock.
+ * "typology") enters the assessment id; "scan" is the monitoring scan's
+ * first pass: only each finding's status, score, variant and evidence are
+ * built (no metrics, explanations or data digest), since every account
+ * that matched is assessed again in full within its case. Caller holds the
+ * store lock.
  * @return 0, or -1 on a store error (err says which).
  */
 int aml_engine_run(aml_store *s, const aml_case_spec *cs, const aml_params *p, unsigned mask, const char *kind,

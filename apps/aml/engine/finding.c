@@ -27,6 +27,8 @@ void fb_init(fbuild *b, eng *e, aml_finding *f, int typ, int64_t acct)
 
 void fb_int(fbuild *b, const char *k, int64_t v)
 {
+    if (b->e->lean)
+        return;
     mcp_jw_key(&b->mw, k);
     mcp_jw_int(&b->mw, v);
 }
@@ -40,12 +42,16 @@ double eng_round4(double x)
 
 void fb_dbl(fbuild *b, const char *k, double v)
 {
+    if (b->e->lean)
+        return;
     mcp_jw_key(&b->mw, k);
     mcp_jw_double(&b->mw, eng_round4(v));
 }
 
 void fb_str(fbuild *b, const char *k, const char *v)
 {
+    if (b->e->lean)
+        return;
     mcp_jw_key(&b->mw, k);
     mcp_jw_string(&b->mw, v);
 }
@@ -59,6 +65,8 @@ void fb_date(fbuild *b, const char *k, int64_t t)
 
 void fb_bool(fbuild *b, const char *k, int v)
 {
+    if (b->e->lean)
+        return;
     mcp_jw_key(&b->mw, k);
     mcp_jw_bool(&b->mw, v);
 }
@@ -67,6 +75,11 @@ void fb_comp(fbuild *b, int pts, const char *fmt, ...)
 {
     if (b->ncomps == 16 || pts == 0)
         return;
+    if (b->e->lean) {
+        b->comps[b->ncomps].what[0] = '\0';
+        b->comps[b->ncomps++].pts = pts;
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(b->comps[b->ncomps].what, sizeof b->comps[0].what, fmt, ap);
@@ -149,6 +162,8 @@ void fb_ev_cash(fbuild *b, const cash_row *c, int role)
 
 void fb_explain(fbuild *b, const char *fmt, ...)
 {
+    if (b->e->lean)
+        return; /* the scan's first pass: only status, score and evidence are read */
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -254,6 +269,20 @@ void fb_finish(fbuild *b, int status)
     if (!f->explanation)
         f->explanation = aml_strdup("");
     b->ev = NULL;
+}
+
+void eng_short_history(fbuild *b, const acct_view *v, int64_t at, int64_t need_days, const char *who)
+{
+    int64_t have = observed_days(v, at);
+    fb_int(b, "observedHistoryDays", have);
+    fb_int(b, "historyNeededDays", need_days);
+    fb_date(b, "observedFrom", v->obs_from);
+    fb_missing(b, "coverage.observed_from", "earlier history");
+    fb_explain(b,
+               "not evaluable: %lld days of history, %lld needed. The store holds the history of %s only from %s, so "
+               "whether its %s were new cannot be told.",
+               (long long)have, (long long)need_days, v->id, day(v->obs_from).s, who);
+    fb_finish(b, AML_NOT_EVALUABLE);
 }
 
 void fb_oom(fbuild *b)

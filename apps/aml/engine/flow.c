@@ -93,10 +93,13 @@ static void cands_free(cands *c)
 
 /* ---- T03 fan-in / T04 fan-out ------------------------------------------------------ */
 
-/* Transfers in direction dir from or to new counterparties (not the customer's own accounts). */
-static void fan_candidates(eng *e, const acct_view *v, int typ, int dir, cands *c)
+/* Transfers in direction dir from or to new counterparties (not the customer's own accounts).
+ * @return how many transfers could not be judged: too little observed history before them. */
+static size_t fan_candidates(eng *e, const acct_view *v, int typ, int dir, cands *c)
 {
     int64_t look = PI(e, typ, P03_NEW_LOOKBACK) * AML_DAY, minxfer = PI(e, typ, P03_MIN_TRANSFER);
+    int64_t warm = PI(e, typ, P03_WARMUP);
+    size_t unjudged = 0;
     for (size_t i = v->w0; i < v->w1; i++) {
         const etx *t = &v->tx[i];
         if (t->dir != dir || !t->cp || t->ch == CH_CASH || t->ch == CH_CARD || t->usd < minxfer ||
@@ -104,8 +107,13 @@ static void fan_candidates(eng *e, const acct_view *v, int typ, int dir, cands *
             continue; /* card purchases are payments for goods, not account-to-account transfers */
         if (v->prev_cp_at[i] != INT64_MIN && v->prev_cp_at[i] >= t->at - look)
             continue; /* a known counterparty */
+        if (!observed_for(v, t->at, warm)) {
+            unjudged++; /* "new" needs a warm-up of observed history */
+            continue;
+        }
         cands_push(c, i, t->at, t->cp, t->usd);
     }
+    return unjudged;
 }
 
 /* Distinct banks of the counterparties c->key[bi, end) (at most 8). */
@@ -210,7 +218,7 @@ static void fan(eng *e, const acct_view *v, int typ, aml_finding *out)
     slide sl = {0};
     if (cands_alloc(&c, v->w1 - v->w0))
         goto done;
-    fan_candidates(e, v, typ, dir, &c);
+    size_t unjudged = fan_candidates(e, v, typ, dir, &c);
     if (slide_run(c.at, c.key, c.amt, c.n, W, &sl))
         goto done;
     size_t bi = SIZE_MAX;
@@ -226,6 +234,9 @@ static void fan(eng *e, const acct_view *v, int typ, aml_finding *out)
     fb_str(&b, "account", v->id);
     if (bi != SIZE_MAX) {
         fan_write_match(&b, e, v, typ, &c, &sl, bi);
+    } else if (unjudged && !c.n) {
+        eng_short_history(&b, v, v->tx[v->w1 - 1].at, PI(e, typ, P03_WARMUP),
+                          dir == DIR_IN ? "senders" : "beneficiaries");
     } else {
         fb_int(&b, "maxNewCounterpartiesInWindow", maxd);
         fb_explain(&b,
@@ -257,6 +268,7 @@ void t04_fan_out(eng *e, const acct_view *v, aml_finding *out)
 
 typedef struct t05_par {
     int64_t minc, H, W, minm; /* minimum credit, exit hours, window, minimum matched total */
+    int64_t warm;             /* observed days before a payee can be new */
     double lo, hi, maxbal;    /* pass-through ratio bounds, balance change allowed */
 } t05_par;
 
@@ -378,8 +390,9 @@ static void t05_attribute(eng *e, const acct_view *v, t05_state *s, const t05_pa
             }
             continue;
         }
-        if (t->cp && v->known[i])
-            continue; /* paying a long-standing payee (rent, payroll) is not moving funds on */
+        if (t->cp && (v->known[i] || !observed_for(v, t->at, p->warm)))
+            continue; /* paying a long-standing payee (rent, payroll) is not moving funds on; nor can a
+                       * payee be told new before a warm-up of observed history */
         lo_i = t05_debit(e, v, s, p, i, &top, lo_i);
     }
 }
@@ -484,9 +497,10 @@ void t05_rapid_movement(eng *e, const acct_view *v, aml_finding *out)
 {
     fbuild b;
     fb_init(&b, e, out, AML_T05, v->acct);
-    t05_par p = {PI(e, AML_T05, P05_MIN_CREDIT), PI(e, AML_T05, P05_EXIT_HOURS), PI(e, AML_T05, P05_WINDOW) * AML_DAY,
-                 PI(e, AML_T05, P05_MIN_MATCHED), P(e, AML_T05, P05_RATIO_LOW), P(e, AML_T05, P05_RATIO_HIGH),
-                 P(e, AML_T05, P05_MAX_BALANCE_CHANGE)};
+    t05_par p = {PI(e, AML_T05, P05_MIN_CREDIT),       PI(e, AML_T05, P05_EXIT_HOURS),
+                 PI(e, AML_T05, P05_WINDOW) * AML_DAY, PI(e, AML_T05, P05_MIN_MATCHED),
+                 PI(e, AML_T05, P05_WARMUP),           P(e, AML_T05, P05_RATIO_LOW),
+                 P(e, AML_T05, P05_RATIO_HIGH),        P(e, AML_T05, P05_MAX_BALANCE_CHANGE)};
     t05_state s;
     int bad = t05_alloc(&s, v->w1 - v->w0);
     fb_str(&b, "account", v->id);
@@ -703,13 +717,16 @@ void t06_money_mule(eng *e, const acct_view *v, aml_finding *out)
 typedef struct t13_par {
     int64_t W, look, N, mincred; /* window, known-counterparty look-back, minimum payers, minimum credit */
     double minshare;             /* minimum share of the credits */
+    int64_t warm;                /* observed days before a payer can be unknown */
+    int64_t mintotal;            /* from unknown payers, at least */
 } t13_par;
 
 /* The payers of credits in the window who are neither account holders nor known counterparties:
  * a counterparty account (> 0) or the conductor of a cash deposit (< 0, minus its interned id). */
 typedef struct t13_payers {
     cands c;
-    int64_t *pin; /* prefix sums of credits over the window */
+    int64_t *pin;    /* prefix sums of credits over the window */
+    size_t unjudged; /* credits from payers not judged: too little observed history before them */
 } t13_payers;
 
 /* Conductors of the cash credits, by txn_no. */
@@ -785,6 +802,10 @@ static int t13_collect(eng *e, const acct_view *v, const t13_par *p, t13_payers 
             continue;
         if (prev != INT64_MIN && prev >= t->at - p->look)
             continue;
+        if (!observed_for(v, t->at, p->warm)) {
+            py->unjudged++; /* "unknown" needs a warm-up of observed history */
+            continue;
+        }
         cands_push(&py->c, i, t->at, payer, t->usd);
     }
     imap_free(&cond);
@@ -810,7 +831,7 @@ static void t13_windows(const acct_view *v, const t13_par *p, const t13_payers *
             r->seen_payers = sl->distinct[i];
             r->seen_share = sh;
         }
-        if (sl->distinct[i] >= p->N && sh >= p->minshare &&
+        if (sl->distinct[i] >= p->N && sh >= p->minshare && sl->sum[i] >= p->mintotal &&
             (r->bi == SIZE_MAX || sl->distinct[i] > sl->distinct[r->bi] ||
              (sl->distinct[i] == sl->distinct[r->bi] && sh > r->bshare))) {
             r->bi = i;
@@ -861,7 +882,8 @@ void t13_third_party(eng *e, const acct_view *v, aml_finding *out)
     fb_init(&b, e, out, AML_T13, v->acct);
     fb_str(&b, "account", v->id);
     t13_par p = {PI(e, AML_T13, P13_WINDOW) * AML_DAY, PI(e, AML_T13, P13_KNOWN_LOOKBACK) * AML_DAY,
-                 PI(e, AML_T13, P13_MIN_PAYERS), PI(e, AML_T13, P13_MIN_CREDIT), P(e, AML_T13, P13_MIN_SHARE)};
+                 PI(e, AML_T13, P13_MIN_PAYERS), PI(e, AML_T13, P13_MIN_CREDIT), P(e, AML_T13, P13_MIN_SHARE),
+                 PI(e, AML_T13, P13_WARMUP), PI(e, AML_T13, P13_MIN_TOTAL)};
     if (t13_no_history(e, v)) {
         fb_missing(&b, "accounts.opened_at", "transactions before the window");
         fb_explain(&b,
@@ -873,6 +895,7 @@ void t13_third_party(eng *e, const acct_view *v, aml_finding *out)
     }
     size_t cnt = v->w1 - v->w0;
     t13_payers py;
+    py.unjudged = 0;
     slide sl = {0};
     int bad = cands_alloc(&py.c, cnt);
     py.pin = calloc(cnt + 1, sizeof *py.pin);
@@ -887,13 +910,16 @@ void t13_third_party(eng *e, const acct_view *v, aml_finding *out)
         t13_windows(v, &p, &py, &sl, &r);
     if (r.bi != SIZE_MAX) {
         t13_write_match(&b, v, &p, &py.c, &sl, &r);
+    } else if (py.unjudged && !py.c.n) {
+        eng_short_history(&b, v, v->tx[v->w1 - 1].at, p.warm, "payers");
     } else {
         fb_int(&b, "maxUnknownPayers", r.seen_payers);
         fb_dbl(&b, "theirShare", r.seen_share);
         fb_explain(&b,
                    "No third-party payment pattern on %s: at most %lld unknown payers within any %lld-day window "
-                   "(%lld needed, making up %.0f%% of credits).",
-                   v->id, (long long)r.seen_payers, (long long)(p.W / AML_DAY), (long long)p.N, p.minshare * 100);
+                   "(%lld needed, making up %.0f%% of credits and at least %s).",
+                   v->id, (long long)r.seen_payers, (long long)(p.W / AML_DAY), (long long)p.N, p.minshare * 100,
+                   usd(p.mintotal).s);
         fb_finish(&b, AML_NOT_MATCHED);
     }
     slide_free(&sl);

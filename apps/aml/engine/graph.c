@@ -199,6 +199,7 @@ void t07_cycle(eng *e, const acct_view *v, aml_finding *out)
 typedef struct t08_par {
     int64_t minedge, H, maxexp, maxedges; /* smallest edge, forward hours, search bounds */
     int64_t need, branches, hubmax, look, W;
+    int64_t warm; /* observed days before a counterparty can be new */
     double ratio; /* share passed on */
 } t08_par;
 
@@ -214,6 +215,7 @@ static void t08_params(eng *e, t08_par *p)
     p->look = PI(e, AML_T08, P08_NEW_LOOKBACK) * AML_DAY;
     p->W = PI(e, AML_T08, P08_WINDOW) * AML_DAY;
     p->ratio = P(e, AML_T08, P08_FWD_RATIO);
+    p->warm = PI(e, AML_T08, P08_WARMUP);
 }
 
 /* One variant's result, built in its own finding until the best is known. */
@@ -238,7 +240,7 @@ static int cmp_party(const void *a, const void *b)
 }
 
 /* New counterparties (layers are built from new relationships), by first contact. */
-static size_t parties_of(const acct_view *v, int dir, int64_t minedge, int64_t look, party **out)
+static size_t parties_of(const acct_view *v, int dir, int64_t minedge, int64_t look, int64_t warm, party **out)
 {
     imap m;
     party *p = NULL;
@@ -256,7 +258,8 @@ static size_t parties_of(const acct_view *v, int dir, int64_t minedge, int64_t l
             break;
         if (!*slot) {
             /* Skip a counterparty already dealt with. */
-            if (v->prev_cp_at[i] != INT64_MIN && v->prev_cp_at[i] >= t->at - look) {
+            if ((v->prev_cp_at[i] != INT64_MIN && v->prev_cp_at[i] >= t->at - look) ||
+                !observed_for(v, t->at, warm)) {
                 *slot = -1;
                 continue;
             }
@@ -295,7 +298,7 @@ static size_t parties_cached(eng *e, const acct_view *v, int dir, const t08_par 
         e->pc_view = v;
     }
     if (!e->pc_have[dir]) {
-        e->pc_n[dir] = parties_of(v, dir, p->minedge, p->look, &e->pc[dir]);
+        e->pc_n[dir] = parties_of(v, dir, p->minedge, p->look, p->warm, &e->pc[dir]);
         e->pc_have[dir] = 1;
     }
     *out = e->pc[dir];
@@ -534,7 +537,10 @@ static size_t gs_candidates(eng *e, const acct_view *v, const t08_par *p, size_t
         const etx *t = &v->tx[i];
         if (!t->cp || t->ch == CH_CASH || t->ch == CH_CARD || t->usd < p->minedge || is_sibling(v, t->cp))
             continue;
-        if (v->prev_cp_at[i] != INT64_MIN && v->prev_cp_at[i] < e->from && v->prev_cp_at[i] >= t->at - p->look)
+        if (v->prev_cp_at[i] != INT64_MIN && v->prev_cp_at[i] >= t->at - p->look &&
+            (v->prev_cp_at[i] < e->from || v->known[i]))
+            continue; /* an established counterparty (see T05 warmupDays) */
+        if (!observed_for(v, t->at, p->warm))
             continue;
         q[n++] = i;
     }
@@ -713,7 +719,10 @@ static int chain_search(chain *c, const t08_par *p, etx *best)
         if (t->dir != DIR_OUT || !t->cp || t->ch == CH_CASH || t->ch == CH_CARD || t->usd < p->minedge ||
             is_sibling(v, t->cp))
             continue;
-        if (v->prev_cp_at[i] != INT64_MIN && v->prev_cp_at[i] < e->from && v->prev_cp_at[i] >= t->at - p->look)
+        if (v->prev_cp_at[i] != INT64_MIN && v->prev_cp_at[i] >= t->at - p->look &&
+            (v->prev_cp_at[i] < e->from || v->known[i]))
+            continue; /* an established counterparty (see T05 warmupDays) */
+        if (!observed_for(v, t->at, p->warm))
             continue;
         c->path[0] = *t;
         c->nodes[0] = v->acct;

@@ -137,6 +137,9 @@ static int channel_of(const unsigned char *t)
  * one digest update per row would cost more than reading the row. */
 static void hash_row(eng *e, const etx *t)
 {
+    e->edges_read++;
+    if (e->lean)
+        return;
     if (e->hlen + 24 > sizeof e->hbuf) {
         aml_sha256_update(&e->data_hash, e->hbuf, e->hlen);
         e->hlen = 0;
@@ -147,7 +150,6 @@ static void hash_row(eng *e, const etx *t)
         for (int i = 0; i < 8; i++)
             b[k * 8 + i] = (unsigned char)((uint64_t)v[k] >> (8 * i));
     e->hlen += 24;
-    e->edges_read++;
 }
 
 static const char *const sql_out =
@@ -339,6 +341,15 @@ static int load_account_row(eng *e, int64_t acct, acct_view *v, aml_err *err)
     v->home_region = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 4));
     snprintf(v->country, sizeof v->country, "%s", aml_col_text(st, 5));
     sqlite3_reset(st);
+    v->obs_from = INT64_MIN;
+    st = aml_stmt(e->s, "SELECT min(observed_from) FROM coverage WHERE acct_no = ?");
+    if (!st)
+        return aml_errf(err, "%s", e->s->errmsg);
+    aml_bind_int(st, 1, acct);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v->obs_from = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    v->life_observed = v->obs_from != INT64_MIN && v->has_opened && v->opened_at >= aml_day_start(v->obs_from);
     return 0;
 }
 
@@ -452,7 +463,7 @@ static int index_counterparties(eng *e, acct_view *v, aml_err *err)
         free(lastt);
         return aml_errf(err, "out of memory");
     }
-    int64_t ncp = 0;
+    int64_t ncp = 0, known_after = PI(e, AML_T05, P05_KNOWN_DAYS) * AML_DAY;
     for (size_t k = 0; k < v->ntx; k++) {
         v->prev_cp_at[k] = INT64_MIN;
         if (!v->tx[k].cp)
@@ -470,7 +481,7 @@ static int index_counterparties(eng *e, acct_view *v, aml_err *err)
             v->prev_cp_at[k] = lastt[c];
         }
         lastt[c] = v->tx[k].at;
-        v->known[k] = firstt[c] < e->from;
+        v->known[k] = firstt[c] < e->from || firstt[c] <= v->tx[k].at - known_after;
     }
     rc = 0;
 done:

@@ -35,16 +35,24 @@ typedef struct t10_best {
     int ok, score;
     size_t i, end;
     int64_t prev, gap, total, prior_monthly;
-    int from_open;
+    int from_open;  /* PREV_* */
     int64_t maxgap; /* the longest gap seen */
-    int unknown;    /* the first transaction has nothing before it to measure from */
+    int unknown;    /* the first transaction has nothing (observed long enough) before it to measure from */
+    int64_t observed; /* then: the observed quiet time before it */
 } t10_best;
 
-/* Activity before tx[i]: the previous transaction, earlier history, or the opening date (*from_open).
- * @return 0, or -1 when there is nothing to measure from. */
-static int t10_previous(eng *e, const acct_view *v, size_t i, int64_t *prev, int *from_open)
+/* What a gap is measured from. */
+enum { PREV_TX, PREV_OPEN, PREV_OBS };
+
+/*
+ * Activity before tx[i]: the previous transaction, earlier stored history, the opening date when the
+ * account's whole life is observed (or its coverage is unrecorded), else the start of observation: the
+ * silence since then is observed, the time before it is not (docs/aml.md "Observation coverage").
+ * @return 0, or -1 when there is nothing to measure from.
+ */
+static int t10_previous(eng *e, const acct_view *v, size_t i, int64_t *prev, int *kind)
 {
-    *from_open = 0;
+    *kind = PREV_TX;
     if (i > 0) {
         *prev = v->tx[i - 1].at;
         return 0;
@@ -52,10 +60,15 @@ static int t10_previous(eng *e, const acct_view *v, size_t i, int64_t *prev, int
     *prev = eng_last_activity_before(e, v->acct, v->load_from);
     if (*prev != INT64_MIN)
         return 0;
-    if (!v->has_opened)
+    if (v->has_opened && (v->obs_from == INT64_MIN || v->life_observed)) {
+        *prev = v->opened_at;
+        *kind = PREV_OPEN;
+        return 0;
+    }
+    if (v->obs_from == INT64_MIN)
         return -1;
-    *prev = v->opened_at;
-    *from_open = 1;
+    *prev = v->obs_from;
+    *kind = PREV_OBS;
     return 0;
 }
 
@@ -64,12 +77,17 @@ static void t10_search(eng *e, const acct_view *v, const t10_par *p, t10_best *b
     memset(best, 0, sizeof *best);
     for (size_t i = v->w0; i < v->w1; i++) {
         int64_t prev;
-        int from_open;
-        if (t10_previous(e, v, i, &prev, &from_open)) {
+        int kind;
+        if (t10_previous(e, v, i, &prev, &kind)) {
             best->unknown = 1;
             continue;
         }
         int64_t gap = v->tx[i].at - prev;
+        if (kind == PREV_OBS && gap < p->D) {
+            best->unknown = 1; /* quiet for all the observed time, but too little of it to call dormant */
+            best->observed = gap;
+            continue;
+        }
         if (gap > best->maxgap)
             best->maxgap = gap;
         if (gap < p->D)
@@ -78,7 +96,7 @@ static void t10_search(eng *e, const acct_view *v, const t10_par *p, t10_best *b
         int64_t total = 0;
         for (size_t k = i; k < end; k++)
             total += v->tx[k].usd;
-        int64_t prior = from_open ? 0 : volume_between(e, v->acct, prev - 90 * AML_DAY, prev) / 3;
+        int64_t prior = kind != PREV_TX ? 0 : volume_between(e, v->acct, prev - 90 * AML_DAY, prev) / 3;
         int ok = total >= p->mint || (prior > 0 && (double)total >= p->mult * (double)prior);
         if (!ok)
             continue;
@@ -92,7 +110,7 @@ static void t10_search(eng *e, const acct_view *v, const t10_par *p, t10_best *b
             best->gap = gap;
             best->total = total;
             best->prior_monthly = prior;
-            best->from_open = from_open;
+            best->from_open = kind;
         }
     }
 }
@@ -108,7 +126,8 @@ static void t10_write_match(fbuild *b, const acct_view *v, const t10_par *p, con
             outv += v->tx[k].usd;
     }
     int drained = in > 0 && (double)outv >= 0.8 * (double)in;
-    fb_date(b, best->from_open ? "openedAt" : "lastActivity", best->prev);
+    fb_date(b, best->from_open == PREV_OPEN ? "openedAt" : best->from_open == PREV_OBS ? "observedFrom" : "lastActivity",
+            best->prev);
     fb_int(b, "dormantDays", best->gap / AML_DAY);
     fb_date(b, "reactivatedAt", v->tx[best->i].at);
     fb_int(b, "reactivationTotalMinor", best->total);
@@ -123,7 +142,11 @@ static void t10_write_match(fbuild *b, const acct_view *v, const t10_par *p, con
     fb_explain(b,
                "%s had no activity from %s%s until %s (%lld days); within %lld days it then moved %s (%s in, %s "
                "out).",
-               v->id, day(best->prev).s, best->from_open ? " (its opening)" : "", day(v->tx[best->i].at).s,
+               v->id, day(best->prev).s,
+               best->from_open == PREV_OPEN  ? " (its opening)"
+               : best->from_open == PREV_OBS ? " (when the store's history of it begins)"
+                                             : "",
+               day(v->tx[best->i].at).s,
                (long long)(best->gap / AML_DAY), (long long)(p->R / AML_DAY), usd(best->total).s, usd(in).s,
                usd(outv).s);
     fb_finish(b, AML_MATCHED);
@@ -147,6 +170,16 @@ void t10_dormant(eng *e, const acct_view *v, aml_finding *out)
     fb_int(&b, "longestGapDays", best.maxgap / AML_DAY);
     if (best.ok) {
         t10_write_match(&b, v, &p, &best);
+    } else if (best.unknown && best.maxgap < p.D && v->obs_from != INT64_MIN && !v->life_observed) {
+        fb_int(&b, "observedHistoryDays", best.observed / AML_DAY);
+        fb_int(&b, "historyNeededDays", p.D / AML_DAY);
+        fb_missing(&b, "coverage.observed_from", "earlier history");
+        fb_explain(&b,
+                   "not evaluable: %lld days of history, %lld needed. The store holds the history of %s only from %s, "
+                   "and its first activity came %lld days later: whether it was dormant before cannot be told.",
+                   (long long)(best.observed / AML_DAY), (long long)(p.D / AML_DAY), v->id, day(v->obs_from).s,
+                   (long long)(best.observed / AML_DAY));
+        fb_finish(&b, AML_NOT_EVALUABLE);
     } else if (best.unknown && best.maxgap < p.D) {
         fb_missing(&b, "accounts.opened_at", "transactions before the window");
         fb_explain(&b,
@@ -172,7 +205,7 @@ typedef struct t11_par {
 
 /* The period (p0, to] against the baseline (b0, p0]. */
 typedef struct t11_sums {
-    int64_t p0, b0;
+    int64_t end, p0, b0; /* the period (p0, end], its baseline (b0, p0] */
     int64_t cash_now, cred_now, cash_base, max_prior, big;
     size_t big_i;
     int history;
@@ -188,13 +221,13 @@ static int t11_history(eng *e, const acct_view *v, int64_t p0, int64_t hist_need
     return history;
 }
 
-static void t11_sum(eng *e, const acct_view *v, const t11_par *p, t11_sums *s)
+static void t11_sum(const acct_view *v, const t11_par *p, t11_sums *s)
 {
     s->cash_now = s->cred_now = s->cash_base = s->max_prior = s->big = 0;
     s->big_i = SIZE_MAX;
     for (size_t i = 0; i < v->ntx; i++) {
         const etx *t = &v->tx[i];
-        if (t->at > s->p0 && t->at <= e->to) {
+        if (t->at > s->p0 && t->at <= s->end) {
             if (t->dir == DIR_IN) {
                 s->cred_now += t->usd;
                 if (t->ch == CH_CASH)
@@ -233,7 +266,7 @@ static void t11_test(const acct_view *v, const t11_par *p, const t11_sums *s, t1
     r->d = !v->cash_intensive && s->cred_now >= p->minamt && r->cash_share >= p->share;
 }
 
-static void t11_write_match(fbuild *b, eng *e, const acct_view *v, const t11_par *p, const t11_sums *s,
+static void t11_write_match(fbuild *b, const acct_view *v, const t11_par *p, const t11_sums *s,
                             const t11_tests *r)
 {
     double ratio_v = v->has_exp_volume && v->exp_volume ? (double)s->cred_now / (double)v->exp_volume : 0;
@@ -241,7 +274,7 @@ static void t11_write_match(fbuild *b, eng *e, const acct_view *v, const t11_par
     double ratio = fmax(ratio_v, ratio_c);
     for (size_t i = 0; i < v->ntx; i++) {
         const etx *t = &v->tx[i];
-        if (t->at > s->p0 && t->at <= e->to && t->dir == DIR_IN && (r->bb || t->ch == CH_CASH) &&
+        if (t->at > s->p0 && t->at <= s->end && t->dir == DIR_IN && (r->bb || t->ch == CH_CASH) &&
             t->usd >= p->minamt / 10)
             fb_ev(b, t, AML_ROLE_TRIGGER);
     }
@@ -259,17 +292,57 @@ static void t11_write_match(fbuild *b, eng *e, const acct_view *v, const t11_par
             r->cash_share * 100);
     if (r->bb)
         fb_explain(b,
-                   "In the 30 days to %s, %s received %s, %.1f times the %s a month the customer's profile "
+                   "In the %lld days to %s, %s received %s, %.1f times the %s a month the customer's profile "
                    "(%s) leads one to expect.",
-                   day(e->to).s, v->id, usd(s->cred_now).s, ratio_v, usd(v->exp_volume).s,
+                   (long long)(p->Pd / AML_DAY), day(s->end).s, v->id, usd(s->cred_now).s, ratio_v, usd(v->exp_volume).s,
                    v->occupation[0] ? v->occupation : "no stated occupation");
     else
-        fb_explain(b, "In the 30 days to %s, %s received %s in cash, %.1f times the expected monthly cash of %s.",
-                   day(e->to).s, v->id, usd(s->cash_now).s, ratio_c, usd(r->cash_ref).s);
+        fb_explain(b, "In the %lld days to %s, %s received %s in cash, %.1f times the expected monthly cash of %s.",
+                   (long long)(p->Pd / AML_DAY), day(s->end).s, v->id, usd(s->cash_now).s, ratio_c, usd(r->cash_ref).s);
     fb_finish(b, AML_MATCHED);
 }
 
-/* T11: the last `periodDays` of the window against KYC and the customer's own history. */
+static double t11_ratio(const acct_view *v, const t11_sums *s, const t11_tests *r)
+{
+    double rv = v->has_exp_volume && v->exp_volume ? (double)s->cred_now / (double)v->exp_volume : 0;
+    double rc = r->cash_ref ? (double)s->cash_now / (double)r->cash_ref : 0;
+    return (r->a || r->bb) ? fmax(rv, rc) + 1e6 : fmax(rv, rc);
+}
+
+/*
+ * The period to judge: the last `periodDays` of the window, or, when the window is longer (a
+ * monitoring scan over months of data), the worst period ending at a credit inside it: out of
+ * profile first, then the highest ratio. The ends are credits of at least a tenth of the floor.
+ */
+static void t11_worst_period(eng *e, const acct_view *v, const t11_par *p, t11_sums *s, t11_tests *r)
+{
+    t11_sum(v, p, s);
+    t11_test(v, p, s, r);
+    double best = t11_ratio(v, s, r);
+    for (size_t i = v->w0; i < v->w1; i++) {
+        const etx *t = &v->tx[i];
+        if (t->dir != DIR_IN || t->usd < p->minamt / 10 || t->at - p->Pd < e->from || t->at >= e->to)
+            continue;
+        t11_sums c = *s;
+        c.end = t->at;
+        c.p0 = t->at - p->Pd;
+        c.b0 = c.p0 - p->B;
+        c.history = t11_history(e, v, c.p0, p->hist_need);
+        if (!v->has_kyc && !c.history)
+            continue;
+        t11_sum(v, p, &c);
+        t11_tests cr;
+        t11_test(v, p, &c, &cr);
+        double ratio = t11_ratio(v, &c, &cr);
+        if (ratio > best) {
+            best = ratio;
+            *s = c;
+            *r = cr;
+        }
+    }
+}
+
+/* T11: the last `periodDays` of the window (or its worst period) against KYC and the customer's own history. */
 void t11_profile(eng *e, const acct_view *v, aml_finding *out)
 {
     fbuild b;
@@ -281,6 +354,7 @@ void t11_profile(eng *e, const acct_view *v, aml_finding *out)
                  P(e, AML_T11, P11_VOLUME_MULT),          P(e, AML_T11, P11_SPIKE_MULT),
                  P(e, AML_T11, P11_CASH_SHARE)};
     t11_sums s;
+    s.end = e->to;
     s.p0 = e->to - p.Pd;
     s.b0 = s.p0 - p.B;
     s.history = t11_history(e, v, s.p0, p.hist_need);
@@ -293,11 +367,10 @@ void t11_profile(eng *e, const acct_view *v, aml_finding *out)
         fb_finish(&b, AML_NOT_EVALUABLE);
         return;
     }
-    t11_sum(e, v, &p, &s);
     t11_tests r;
-    t11_test(v, &p, &s, &r);
+    t11_worst_period(e, v, &p, &s, &r);
     fb_date(&b, "periodFrom", s.p0);
-    fb_date(&b, "periodTo", e->to);
+    fb_date(&b, "periodTo", s.end);
     fb_int(&b, "creditsMinor", s.cred_now);
     fb_int(&b, "cashCreditsMinor", s.cash_now);
     if (v->has_exp_volume)
@@ -308,12 +381,12 @@ void t11_profile(eng *e, const acct_view *v, aml_finding *out)
     fb_int(&b, "largestPriorTransactionMinor", s.max_prior);
     fb_bool(&b, "cashIntensiveBusiness", v->cash_intensive);
     if (r.a || r.bb) {
-        t11_write_match(&b, e, v, &p, &s, &r);
+        t11_write_match(&b, v, &p, &s, &r);
     } else {
         fb_explain(&b,
-                   "Activity on %s in the 30 days to %s (%s credited, %s of it cash) is within %.0f x of the expected "
-                   "level.",
-                   v->id, day(e->to).s, usd(s.cred_now).s, usd(s.cash_now).s, fmin(p.cm, p.vm));
+                   "Activity on %s in the %lld days to %s (%s credited, %s of it cash) is within %.0f x of the "
+                   "expected level.",
+                   v->id, (long long)(p.Pd / AML_DAY), day(s.end).s, usd(s.cred_now).s, usd(s.cash_now).s, fmin(p.cm, p.vm));
         fb_finish(&b, AML_NOT_MATCHED);
     }
 }

@@ -67,6 +67,7 @@ typedef struct scan_run {
     int64_t maxno;      /* the newest transaction now */
     char detected[16];  /* detection date of new cases */
     const char *actor;
+    int64_t run_id;     /* its scan_runs row */
 } scan_run;
 
 /* The window of the options, or of all the data: 1 when the store has no transactions. */
@@ -150,6 +151,7 @@ typedef struct matches {
     aml_ivec accts;
     aml_ivec *links;     /* per account: (account << 5 | typology) its trigger evidence touches */
     unsigned *masks; /* per account: the typologies it matched */
+    unsigned char *scores; /* per account: AML_NTYP scores */
     size_t cap;
 } matches;
 
@@ -159,6 +161,7 @@ static void matches_free(matches *m)
         free(m->links[i].v);
     free(m->links);
     free(m->masks);
+    free(m->scores);
     free(m->accts.v);
 }
 
@@ -169,21 +172,26 @@ static int record_match(aml_store *s, matches *m, int64_t acct, const aml_assess
         m->cap = m->cap ? m->cap * 2 : 64;
         aml_ivec *nl = realloc(m->links, m->cap * sizeof *nl);
         unsigned *nm = realloc(m->masks, m->cap * sizeof *nm);
+        unsigned char *ns = realloc(m->scores, m->cap * AML_NTYP);
         if (nl)
             m->links = nl;
         if (nm)
             m->masks = nm;
-        if (!nl || !nm)
+        if (ns)
+            m->scores = ns;
+        if (!nl || !nm || !ns)
             return -1;
     }
     size_t k = m->accts.n;
     memset(&m->links[k], 0, sizeof m->links[k]);
     m->masks[k] = 0;
+    memset(m->scores + k * AML_NTYP, 0, AML_NTYP);
     aml_ivec_push(&m->accts, acct);
     for (int t = 0; t < AML_NTYP; t++) {
         if (a->f[t].status != AML_MATCHED)
             continue;
         m->masks[k] |= 1u << t;
+        m->scores[k * AML_NTYP + (size_t)t] = (unsigned char)a->f[t].score;
         st->matched_by_typology[t]++;
         for (size_t e = 0; e < a->f[t].nev; e++) {
             int64_t fa = 0, ta = 0;
@@ -211,7 +219,10 @@ static int evaluate_accounts(aml_store *s, const aml_scan_opts *o, const scan_ru
     aml_progress_start(&prog, "scanning", accts->n);
     if (!o->progress)
         prog.enabled = 0;
-    int rc = 0;
+    /* One read transaction for the whole pass: outside one, SQLite takes and drops its file locks
+     * (fcntl, fstat) around every statement, which cost a third of the scan. A deferred (read)
+     * transaction: writers in other processes are not held up. */
+    int rc = aml_exec(s, "BEGIN", err);
     for (size_t i = 0; i < accts->n && !rc; i++) {
         aml_progress_update(&prog, i);
         aml_case_spec cs = {NULL, &accts->v[i], 1, r->from, r->to};
@@ -225,6 +236,10 @@ static int evaluate_accounts(aml_store *s, const aml_scan_opts *o, const scan_ru
             rc = aml_errf(err, "out of memory");
         aml_assessment_free(&a);
     }
+    if (rc)
+        aml_rollback(s);
+    else if (aml_commit(s, err))
+        rc = -1;
     aml_progress_end(&prog);
     st->accounts_matched = (int64_t)m->accts.n;
     return rc;
@@ -313,6 +328,28 @@ static int update_case(aml_store *s, const scan_run *r, const char *case_id, aml
     return aml_step_done(s, q, err);
 }
 
+/* The typologies account m->accts.v[i] matched, in scan_matches. */
+static int record_matches(aml_store *s, const scan_run *r, const matches *m, size_t i, const char *case_id,
+                          aml_err *err)
+{
+    for (int t = 0; t < AML_NTYP; t++) {
+        if (!(m->masks[i] & (1u << t)))
+            continue;
+        sqlite3_stmt *q = aml_stmt(s, "INSERT OR REPLACE INTO scan_matches(run_id, acct_no, typology_id, score, "
+                                      "case_id) VALUES (?, ?, ?, ?, ?)");
+        if (!q)
+            return aml_errf(err, "%s", s->errmsg);
+        aml_bind_int(q, 1, r->run_id);
+        aml_bind_int(q, 2, m->accts.v[i]);
+        aml_bind_text(q, 3, aml_catalog()[t].id);
+        aml_bind_int(q, 4, m->scores[i * AML_NTYP + (size_t)t]);
+        aml_bind_text(q, 5, case_id);
+        if (aml_step_done(s, q, err))
+            return -1;
+    }
+    return 0;
+}
+
 /* The group of root: its case opened or updated, its accounts added, the case assessed as a whole. */
 static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t *parent, size_t root,
                       const aml_params *p, aml_scan_stats *st, aml_err *err)
@@ -341,12 +378,30 @@ static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t 
         aml_bind_int(q, 2, members.v[i]);
         aml_step_done(s, q, NULL);
     }
+    for (size_t i = 0; !rc && i < m->accts.n; i++)
+        if (uf_find(parent, i) == root)
+            rc = record_matches(s, r, m, i, case_id, err);
     free(members.v);
     return rc ? -1 : aml_case_reassess(s, case_id, p, r->actor, err);
 }
 
-/* One row of scan_runs: the high-water mark of the window. */
-static int record_run(aml_store *s, const scan_run *r, const aml_scan_stats *st, aml_err *err)
+/* The run's counts, once its cases are made. */
+static int finish_run(aml_store *s, const scan_run *r, const aml_scan_stats *st, aml_err *err)
+{
+    sqlite3_stmt *q = aml_stmt(s, "UPDATE scan_runs SET accounts_evaluated = ?, accounts_matched = ?, "
+                                  "cases_opened = ?, cases_updated = ? WHERE run_id = ?");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_int(q, 1, st->accounts_evaluated);
+    aml_bind_int(q, 2, st->accounts_matched);
+    aml_bind_int(q, 3, st->cases_opened);
+    aml_bind_int(q, 4, st->cases_updated);
+    aml_bind_int(q, 5, r->run_id);
+    return aml_step_done(s, q, err);
+}
+
+/* One row of scan_runs: the high-water mark of the window (counts completed by finish_run). */
+static int record_run(aml_store *s, scan_run *r, const aml_scan_stats *st, aml_err *err)
 {
     char started[21];
     aml_fmt_time(aml_now(), started);
@@ -364,11 +419,14 @@ static int record_run(aml_store *s, const scan_run *r, const aml_scan_stats *st,
     aml_bind_int(q, 7, st->accounts_matched);
     aml_bind_int(q, 8, st->cases_opened);
     aml_bind_int(q, 9, st->cases_updated);
-    return aml_step_done(s, q, err);
+    if (aml_step_done(s, q, err))
+        return -1;
+    r->run_id = sqlite3_last_insert_rowid(s->db);
+    return 0;
 }
 
 /* Every group becomes a case, in one transaction with the scan's record. */
-static int make_cases(aml_store *s, const scan_run *r, const matches *m, aml_scan_stats *st, aml_err *err)
+static int make_cases(aml_store *s, scan_run *r, const matches *m, aml_scan_stats *st, aml_err *err)
 {
     size_t *parent = group_matches(m);
     if (!parent)
@@ -379,12 +437,12 @@ static int make_cases(aml_store *s, const scan_run *r, const matches *m, aml_sca
     }
     aml_params p;
     aml_params_default(&p);
-    int rc = 0;
+    int rc = record_run(s, r, st, err);
     for (size_t root = 0; !rc && root < m->accts.n; root++)
         if (uf_find(parent, root) == root)
             rc = group_case(s, r, m, parent, root, &p, st, err);
     if (!rc)
-        rc = record_run(s, r, st, err);
+        rc = finish_run(s, r, st, err);
     if (rc)
         aml_rollback(s);
     else if (aml_commit(s, err))

@@ -137,10 +137,12 @@ typedef struct acct_view {
     size_t ntx;
     size_t w0, w1;            /* the review window inside tx: [w0, w1) */
     int64_t *prev_cp_at;      /* per tx: previous contact with the same counterparty, or INT64_MIN */
-    unsigned char *known;     /* per tx: the counterparty was dealt with before the window opened */
+    unsigned char *known;     /* per tx: first contact before the window, or T05 knownPayeeDays or more before */
     cash_row *cash;           /* cash rows of this account, [load_from, to] */
     size_t ncash;
     int64_t load_from;
+    int64_t obs_from;         /* complete history from here (coverage table), INT64_MIN when unrecorded */
+    int life_observed;        /* opened on or after obs_from: the account's whole life is in the store */
 } acct_view;
 
 /* Neighbour edges for the graph searches. */
@@ -191,6 +193,7 @@ typedef struct eng {
     fxrow *fx;
     size_t nfx;
     int oom;
+    int lean;                 /* the scan's first pass: no metrics, explanations or data digest */
 } eng;
 
 /* A parameter of typology t, as a real or rounded to an integer. */
@@ -244,6 +247,22 @@ static inline size_t lower_at(const etx *tx, size_t n, int64_t t)
 static inline int is_sibling(const acct_view *v, int64_t acct)
 {
     return bsearch(&acct, v->siblings, v->nsib, sizeof *v->siblings, cmp_i64) != NULL;
+}
+
+/*
+ * Observation coverage (docs/aml.md "Observation coverage"): at time `at`, the store holds at
+ * least `days` of the account's history before it, or its whole life. Unrecorded coverage (stores
+ * written without it) counts as observed, as before coverage existed.
+ */
+static inline int observed_for(const acct_view *v, int64_t at, int64_t days)
+{
+    return v->obs_from == INT64_MIN || v->life_observed || at - v->obs_from >= days * AML_DAY;
+}
+
+/* Days of history observed before `at` (for "not evaluable" messages). */
+static inline int64_t observed_days(const acct_view *v, int64_t at)
+{
+    return v->obs_from == INT64_MIN ? -1 : at > v->obs_from ? (at - v->obs_from) / AML_DAY : 0;
 }
 
 /* Hours between two times, honouring day-granular data (a same-day pair counts as within a day). */
@@ -322,6 +341,9 @@ void fb_explain(fbuild *b, const char *fmt, ...)
 void fb_missing(fbuild *b, const char *a, const char *c);
 /* Closes the metrics, computes the score and orders the evidence. */
 void fb_finish(fbuild *b, int status);
+/* Not evaluable for lack of observed history: "N days of history before <at>, M needed" (who: what
+ * could not be judged new, e.g. "beneficiaries"). */
+void eng_short_history(fbuild *b, const acct_view *v, int64_t at, int64_t need_days, const char *who);
 /* "not evaluated: out of memory". */
 void fb_oom(fbuild *b);
 /* Discards a builder that will not be used (its finding is cleared). */

@@ -246,6 +246,40 @@ static const char *const migration_2[] = {
     NULL,
 };
 
+/*
+ * Migration 3: observation coverage. Per internal account and data source,
+ * the time from which the store holds the account's complete history
+ * (docs/aml.md "Observation coverage"): the engine never reads time before
+ * it as inactivity, and calls a counterparty new only after a warm-up of
+ * observed history. `basis`: import_start (the earliest transaction of the
+ * import that brought the account), first_activity (the account's own
+ * first transaction in it), declared (--history-from, or a coverage record
+ * of the data). A store that already holds transactions gets, for each
+ * internal account, its earliest stored transaction ('migrated').
+ */
+static const char *const migration_3[] = {
+    "CREATE TABLE coverage (\n"
+    "  acct_no INTEGER NOT NULL REFERENCES accounts(acct_no),\n"
+    "  source TEXT NOT NULL,\n"
+    "  observed_from INTEGER NOT NULL,\n"
+    "  basis TEXT NOT NULL CHECK (basis = 'import_start' OR basis = 'first_activity' OR basis = 'declared'\n"
+    "    OR basis = 'migrated'),\n"
+    "  PRIMARY KEY (acct_no, source)) WITHOUT ROWID;\n",
+    "INSERT INTO coverage(acct_no, source, observed_from, basis)\n"
+    "  SELECT x.acct, 'migrated', min(x.at), 'migrated' FROM\n"
+    "  (SELECT from_acct AS acct, booked_at AS at FROM transactions WHERE from_acct IS NOT NULL\n"
+    "   UNION ALL SELECT to_acct, booked_at FROM transactions WHERE to_acct IS NOT NULL) x\n"
+    "  JOIN accounts a ON a.acct_no = x.acct WHERE a.is_internal = 1 GROUP BY x.acct;\n",
+    /* What each scan flagged, per account and typology (and the case it went to): the alert volume
+     * and its quality can be measured after the fact (eval), and an alert traced to its run. */
+    "CREATE TABLE scan_matches (\n"
+    "  run_id INTEGER NOT NULL REFERENCES scan_runs(run_id),\n"
+    "  acct_no INTEGER NOT NULL REFERENCES accounts(acct_no),\n"
+    "  typology_id TEXT NOT NULL, score INTEGER NOT NULL, case_id TEXT,\n"
+    "  PRIMARY KEY (run_id, acct_no, typology_id)) WITHOUT ROWID;\n",
+    NULL,
+};
+
 typedef struct migration {
     const char *const *sql;                  /* DDL statements, NULL-terminated */
     int (*seed)(aml_store *s, aml_err *err); /* data, or NULL */
@@ -255,6 +289,7 @@ typedef struct migration {
 static const migration migrations[AML_SCHEMA_VERSION] = {
     {migration_1, seed_1},
     {migration_2, NULL},
+    {migration_3, NULL},
 };
 
 int aml_store_migrate(aml_store *s, int64_t from, aml_err *err)
