@@ -555,6 +555,91 @@ static mcp_status input_prompt(mcp_prompt *p, const mcp_json *a, void *u)
     return mcp_prompt_text(p, MCP_ROLE_USER, text);
 }
 
+/* ---- tasks (the io.modelcontextprotocol/tasks extension) ------------------------ */
+
+static mcp_status greet(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)u;
+    const char *name = mcp_json_str(mcp_json_get(a, "name"), NULL);
+    return mcp_call_textf(c, "Hello, %s!", name ? name : "World");
+}
+
+/* Sleeps `seconds` in small steps, reporting progress, and stops when cancelled. */
+static mcp_status slow_compute(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)u;
+    double secs = mcp_json_number(mcp_json_get(a, "seconds"));
+    const char *label = mcp_json_str(mcp_json_get(a, "label"), NULL);
+    long steps = secs > 0 ? (long)(secs * 20) : 0;
+    for (long i = 0; i < steps; i++) {
+        if (mcp_call_is_cancelled(c))
+            return MCP_ERR_CANCELLED;
+        sleep_ms(50);
+        if (i % 20 == 19)
+            mcp_call_progress(c, (double)(i + 1), (double)steps, "computing");
+    }
+    return mcp_call_textf(c, "Computed %s after %g seconds", label ? label : "result", secs);
+}
+
+static mcp_status failing_job(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)a;
+    (void)u;
+    sleep_ms(300);
+    return mcp_call_error(c, "The job failed: the input could not be processed");
+}
+
+static mcp_status protocol_error_job(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)c;
+    (void)a;
+    (void)u;
+    sleep_ms(300);
+    return MCP_ERR_INTERNAL; /* no result at all: -32603, a failed task */
+}
+
+static const char CONFIRM_SCHEMA[] =
+    "{\"type\":\"object\",\"properties\":{\"confirm\":{\"type\":\"boolean\"}},\"required\":[\"confirm\"]}";
+
+static mcp_status confirm_delete(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)u;
+    const char *file = mcp_json_str(mcp_json_get(a, "filename"), NULL);
+    const mcp_json *answer;
+    mcp_status st = mcp_call_elicit(c, "confirm", "Delete the file?", CONFIRM_SCHEMA, &answer);
+    if (st)
+        return st;
+    const char *action = mcp_json_str(mcp_json_get(answer, "action"), NULL);
+    if (!action || strcmp(action, "accept") != 0)
+        return mcp_call_textf(c, "Kept %s", file ? file : "the file");
+    return mcp_call_textf(c, "Deleted %s", file ? file : "the file");
+}
+
+static mcp_status multi_input(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)a;
+    (void)u;
+    const mcp_json *name = NULL, *ok = NULL;
+    mcp_status s1 = mcp_call_elicit(c, "name", "What is your name?", NAME_SCHEMA, &name);
+    mcp_status s2 = mcp_call_elicit(c, "confirm", "Go ahead?", CONFIRM_SCHEMA, &ok);
+    if (s1 || s2)
+        return s1 ? s1 : s2;
+    return mcp_call_textf(c, "Name: %s; confirmed", content_str(name, "name"));
+}
+
+/* MRTR first (the name), then the work runs as a task. */
+static mcp_status tool_with_task(mcp_call *c, const mcp_json *a, void *u)
+{
+    (void)a;
+    (void)u;
+    const mcp_json *answer;
+    mcp_status st = mcp_call_elicit(c, "user_name", "What is your name?", NAME_SCHEMA, &answer);
+    if (st)
+        return st;
+    sleep_ms(200);
+    return mcp_call_textf(c, "Hello, %s! (from a task)", content_str(answer, "name"));
+}
+
 /* ---- registration -------------------------------------------------------------- */
 
 typedef struct tool_spec {
@@ -630,7 +715,36 @@ static const tool_spec g_tools[] = {
      MCP_TOOL_UNLISTED},
     {"test_trigger_prompt_change", "Triggers a prompts list_changed notification", EMPTY, trigger_prompts,
      MCP_TOOL_UNLISTED},
+    {"greet", "Says hello (never a task)", NAME_SCHEMA, greet, 0},
+    {"slow_compute", "Sleeps `seconds`, then answers; runs as a task when the client allows",
+     "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\",\"minimum\":0,\"maximum\":600},"
+     "\"label\":{\"type\":\"string\"}},\"required\":[\"seconds\"]}",
+     slow_compute, 0},
+    {"failing_job", "Fails as a tool (isError) after a moment; a task only", EMPTY, failing_job, 0},
+    {"protocol_error_job", "Fails without a result (-32603) after a moment", EMPTY, protocol_error_job, 0},
+    {"confirm_delete", "Asks for confirmation, then deletes (pretends to)",
+     "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":\"string\"}}}", confirm_delete, 0},
+    {"multi_input", "Asks two questions at once", EMPTY, multi_input, 0},
+    {"test_tool_with_task", "Asks for a name (MRTR), then works as a task", EMPTY, tool_with_task,
+     MCP_TOOL_TASK_AFTER_INPUT},
 };
+
+/* Task support of the task tools (the others are never tasks). */
+static mcp_task_support task_support(const char *name)
+{
+    static const struct {
+        const char *name;
+        mcp_task_support support;
+    } tasks[] = {
+        {"slow_compute", MCP_TASK_OPTIONAL},       {"failing_job", MCP_TASK_REQUIRED},
+        {"protocol_error_job", MCP_TASK_OPTIONAL}, {"confirm_delete", MCP_TASK_OPTIONAL},
+        {"multi_input", MCP_TASK_OPTIONAL},        {"test_tool_with_task", MCP_TASK_REQUIRED},
+    };
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
+        if (strcmp(tasks[i].name, name) == 0)
+            return tasks[i].support;
+    return MCP_TASK_FORBIDDEN;
+}
 
 static mcp_status add_resources(mcp_server *srv, mcp_error *err)
 {
@@ -807,6 +921,7 @@ int main(int argc, char **argv)
         d.input_schema = g_tools[i].schema;
         d.handler = g_tools[i].fn;
         d.flags = g_tools[i].flags;
+        d.task_support = task_support(d.name);
         if (mcp_server_add_tool(g_srv, &d, &err)) {
             fprintf(stderr, "mcp-server-conformance: %s: %s\n", d.name, err.message);
             return 1;

@@ -151,6 +151,11 @@ typedef struct mcp_server_opts {
     void *log_user_data;       /* passed to `log` */
     mcp_call_report_fn on_call_end; /* how each tools/call ended (audit, metrics), or NULL */
     void *on_call_end_user_data;    /* passed to `on_call_end` */
+    unsigned task_ttl_ms;      /* tasks: how long a task and its result are kept after it was
+                                  created; 0 = 1 hour */
+    unsigned task_poll_ms;     /* tasks: pollIntervalMs suggested to clients; 0 = 500 */
+    unsigned max_tasks;        /* tasks kept per principal (or per server without
+                                  authorization); 0 = 256 */
 } mcp_server_opts;
 
 /**
@@ -199,6 +204,20 @@ typedef mcp_status (*mcp_tool_fn)(mcp_call *call, const mcp_json *args, void *us
 #define MCP_TOOL_NONBLOCKING 0x1u /* the handler never blocks: run it on the I/O thread */
 #define MCP_TOOL_DISABLED 0x2u    /* registered but hidden and not callable */
 #define MCP_TOOL_UNLISTED 0x4u    /* callable but not listed in tools/list */
+#define MCP_TOOL_TASK_AFTER_INPUT 0x8u /* tasks: the handler's first input_required rounds are answered
+                                          in the request (MRTR); the request that brings the answers
+                                          becomes the task (docs/server.md, "Tasks") */
+
+/*
+ * Whether a tool's calls may run as tasks (the io.modelcontextprotocol/tasks
+ * extension, docs/server.md "Tasks"): a task answers tools/call at once with
+ * a task id, and the client polls tasks/get for the result.
+ */
+typedef enum mcp_task_support {
+    MCP_TASK_FORBIDDEN = 0, /* always an ordinary call (the default) */
+    MCP_TASK_OPTIONAL,      /* a task when the request declares the extension, else an ordinary call */
+    MCP_TASK_REQUIRED       /* a task; a request without the extension gets -32021 */
+} mcp_task_support;
 
 /* Optional hint values for mcp_tool_def annotations. */
 #define MCP_HINT_UNSET 0
@@ -229,6 +248,7 @@ typedef struct mcp_tool_def {
     void (*user_data_free)(void *user_data); /* called when the tool is gone, or NULL */
     const char *scopes;        /* space-separated OAuth scopes a caller's token must hold
                                   (with authorization on), or NULL */
+    mcp_task_support task_support; /* tasks extension; MCP_TASK_FORBIDDEN by default */
 } mcp_tool_def;
 
 /**
@@ -490,6 +510,12 @@ MCP_API mcp_status mcp_call_log(mcp_call *call, mcp_log_level level, const char 
 
 /** Name of the tool being called (valid during the call). */
 MCP_API const char *mcp_call_tool_name(const mcp_call *call);
+
+/**
+ * The taskId when this call runs as a task (the tasks extension), else
+ * NULL. Valid during the call.
+ */
+MCP_API const char *mcp_call_task_id(const mcp_call *call);
 
 /** Protocol version of the request ("2025-11-25", "2026-07-28", ...). */
 MCP_API const char *mcp_call_protocol_version(const mcp_call *call);

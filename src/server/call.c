@@ -651,6 +651,15 @@ void mcp__call_start(mcp__req *r)
     mcp__tool *t = callable_tool(r, t0);
     if (!t)
         return;
+    int task = mcp__task_divert(r, t); /* the tasks extension (task.c) */
+    if (task) {
+        mcp__tool_release(t);
+        if (task == 2)
+            refused(r, t0, MCP_CALL_INPUT_REQUIRED, MCP_RPC_MISSING_CAPABILITY, "requires the tasks extension");
+        else if (task == 3)
+            refused(r, t0, MCP_CALL_BUSY, MCP_RPC_INTERNAL_ERROR, "the task could not be created");
+        return;
+    }
     mcp_call *call = call_new(r, t, t0);
     if (!call || !call_register(r, call, t0))
         return;

@@ -229,6 +229,7 @@ static void write_capabilities(mcp_jw *w, mcp_server *srv, const char *version)
     mcp_jw_key(w, "logging");
     mcp_jw_object_begin(w);
     mcp_jw_object_end(w);
+    mcp__tasks_write_capability(w);
     mcp_jw_object_end(w);
 }
 
@@ -405,6 +406,9 @@ static const method g_methods[] = {
     {"resources/unsubscribe", mcp__m_resources_unsubscribe, ERA_LEGACY | NEEDS_INIT | NEEDS_RESOURCES},
     {"server/discover", m_discover, ERA_MODERN},
     {"subscriptions/listen", m_listen, ERA_MODERN},
+    {"tasks/cancel", mcp__m_tasks_cancel, BOTH},
+    {"tasks/get", mcp__m_tasks_get, BOTH},
+    {"tasks/update", mcp__m_tasks_update, BOTH},
     {"tools/call", m_tools_call, BOTH},
     {"tools/list", m_tools_list, BOTH},
 };

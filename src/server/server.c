@@ -242,6 +242,8 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
             st = mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot open transcript %s: %s", opts->transcript_path,
                            strerror(errno));
     }
+    if (!st && (st = mcp__tasks_new(srv)) != MCP_OK)
+        mcp__fail(err, st, 0, 0, "out of memory");
     if (!st) {
         st = mcp__pool_new(&srv->pool, o.workers, o.queue_max);
         if (st)
@@ -304,8 +306,11 @@ void mcp_server_free(mcp_server *srv)
 {
     if (!srv)
         return;
-    /* Workers first: a queued job still refers to its connection. */
+    /* Tasks first: their private connections are cancelled and let go,
+     * then the workers: a queued job still refers to its connection. */
+    mcp__tasks_stop(srv);
     mcp__pool_free(srv->pool);
+    mcp__tasks_free(srv);
     if (srv->timer_started) {
         pthread_mutex_lock(&srv->timer_mu);
         srv->timer_stop = 1;
@@ -579,6 +584,7 @@ mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, s
     t->user_data_free = def->user_data_free;
     t->flags = def->flags;
     t->timeout_ms = def->timeout_ms;
+    t->task_support = (int)def->task_support;
     t->hints[0] = def->read_only_hint;
     t->hints[1] = def->destructive_hint;
     t->hints[2] = def->idempotent_hint;
@@ -591,6 +597,10 @@ mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, s
     }
     if (!def->handler) {
         st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "tool %s has no handler", def->name);
+        goto fail;
+    }
+    if (t->task_support < MCP_TASK_FORBIDDEN || t->task_support > MCP_TASK_REQUIRED) {
+        st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "tool %s: task_support must be MCP_TASK_*", def->name);
         goto fail;
     }
     for (int i = 0; i < 4; i++) {

@@ -66,6 +66,7 @@ typedef struct mcp__tool {
     mcp_tool_fn handler;        /* the handler */
     void *user_data;            /* its user data */
     void (*user_data_free)(void *); /* user data destructor, or NULL */
+    int task_support;           /* mcp_task_support */
 } mcp__tool;
 
 typedef struct mcp__conn_list {
@@ -113,6 +114,8 @@ struct mcp_server {
     /* Transcript. */
     pthread_mutex_t transcript_mu; /* serialises lines */
     FILE *transcript;           /* or NULL */
+
+    struct mcp__tasks *tasks;   /* the task store (task.c) */
 };
 
 /* What a routed frame is to the request it belongs to. */
@@ -182,6 +185,7 @@ struct mcp_conn {
     int64_t next_ask_id;        /* id of the next one */
     mcp__route_fn route;        /* per-request routing (HTTP), or NULL */
     void *route_ud;             /* its user data */
+    char task_id[33];           /* the task this private connection runs (task.c), or "" */
 
     struct mcp_conn *prev;      /* server's connection list */
     struct mcp_conn *next;
@@ -422,6 +426,28 @@ int mcp__ask_begin_ex(mcp_conn *c, const mcp_rpc_id *id, const mcp_json *params,
  */
 int mcp__ask_finish(mcp_conn *c, const mcp_rpc_id *id, mcp__asker *a, mcp_status st, const char *bound,
                     const mcp_json *args);
+
+/* ---- task.c ---- */
+#define MCP__TASKS_EXT "io.modelcontextprotocol/tasks"
+mcp_status mcp__tasks_new(mcp_server *srv);
+/* Cancels every task and lets its connection go (before the worker pool
+ * stops); mcp__tasks_free then frees the store (after the pool). */
+void mcp__tasks_stop(mcp_server *srv);
+void mcp__tasks_free(mcp_server *srv);
+/*
+ * A tools/call of tool `t` that the tasks extension decides: -32021 for a
+ * required tool without the extension, or a task created and answered with
+ * CreateTaskResult. 1 when the request was answered (r->msg taken over or
+ * left to the caller to clean up), 0 when it runs as an ordinary call.
+ */
+int mcp__task_divert(mcp__req *r, mcp__tool *t);
+void mcp__m_tasks_get(mcp__req *r);
+void mcp__m_tasks_update(mcp__req *r);
+void mcp__m_tasks_cancel(mcp__req *r);
+/* 1 when the request's capabilities declare the tasks extension. */
+int mcp__tasks_declared(const mcp_json *caps);
+/* Writes "extensions": {"io.modelcontextprotocol/tasks": {}} into a capabilities object. */
+void mcp__tasks_write_capability(mcp_jw *w);
 
 /* ---- call.c ---- */
 /* Takes `msg` (its document) whatever happens. Answers errors itself. */

@@ -1851,6 +1851,9 @@ static const char *check_standard_headers(hreq *r, const mcp_rpc_msg *m)
         want = "name";
     else if (mcp_rpc_method_is(m, "resources/read"))
         want = "uri";
+    else if (mcp_rpc_method_is(m, "tasks/get") || mcp_rpc_method_is(m, "tasks/update") ||
+             mcp_rpc_method_is(m, "tasks/cancel"))
+        want = "taskId"; /* the tasks extension routes on the task id */
     if (want) {
         const mcp_json *val = mcp_json_get(m->params, want);
         raw = header(r->mc, "Mcp-Name");

@@ -1,0 +1,448 @@
+/*
+ * Unit tests for the tasks extension (src/server/task.c) through the
+ * sans-I/O connection: what the conformance suite does not reach. Tasks
+ * are bound to the principal that made them, bounded per principal,
+ * swept after their TTL; cancellation reaches the handler; progress
+ * messages become statusMessage; a legacy session that declared the
+ * extension gets tasks too; on_call_end hears of a task's call once; a
+ * server freed with tasks running leaks nothing.
+ */
+#include "server/server_internal.h"
+#include "util/util.h"
+#include "testlib.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* ---- a transport that keeps the frames ---------------------------------- */
+
+typedef struct frames {
+    pthread_mutex_t mu;
+    char **text;
+    size_t n, cap;
+} frames;
+
+static mcp_status keep(const char *f, size_t len, void *ud)
+{
+    frames *c = ud;
+    pthread_mutex_lock(&c->mu);
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 32;
+        c->text = realloc(c->text, c->cap * sizeof *c->text);
+    }
+    c->text[c->n] = malloc(len + 1);
+    memcpy(c->text[c->n], f, len);
+    c->text[c->n][len] = '\0';
+    c->n++;
+    pthread_mutex_unlock(&c->mu);
+    return MCP_OK;
+}
+
+static void frames_free(frames *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->text[i]);
+    free(c->text);
+    pthread_mutex_destroy(&c->mu);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The answer to request `id` (a parsed copy), waiting up to 3 s. */
+static mcp_json_doc *answer(frames *c, int id)
+{
+    char needle[40];
+    snprintf(needle, sizeof needle, "\"id\":%d,", id);
+    for (int t = 0; t < 1500; t++) {
+        mcp_json_doc *d = NULL;
+        pthread_mutex_lock(&c->mu);
+        for (size_t i = 0; i < c->n && !d; i++)
+            if (strstr(c->text[i], needle))
+                mcp_json_parse(&d, c->text[i], strlen(c->text[i]), NULL, NULL);
+        pthread_mutex_unlock(&c->mu);
+        if (d)
+            return d;
+        sleep_ms(2);
+    }
+    return NULL;
+}
+
+static const char EXT[] = ",\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}";
+
+/* Sends a 2026-07-28 request (with the extension when `ext`) and returns its answer. */
+static mcp_json_doc *request(mcp_conn *c, frames *f, const mcp_principal *who, int id, const char *method,
+                             const char *params, int ext)
+{
+    char req[2048];
+    snprintf(req, sizeof req,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+             "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+             "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}%s}}}}",
+             id, method, params, params[0] ? "," : "", ext ? EXT : "");
+    mcp_conn_recv_auth(c, req, strlen(req), who);
+    return answer(f, id);
+}
+
+static const mcp_json *result_of(const mcp_json_doc *d)
+{
+    return mcp_json_get(mcp_json_doc_root(d), "result");
+}
+
+static long long error_code(const mcp_json_doc *d)
+{
+    return mcp_json_int(mcp_json_get(mcp_json_get(mcp_json_doc_root(d), "error"), "code"));
+}
+
+/* Copies the taskId of a CreateTaskResult into out ("" when there is none). */
+static void task_id(const mcp_json_doc *d, char *out, size_t n)
+{
+    const char *id = mcp_json_str(mcp_json_get(result_of(d), "taskId"), NULL);
+    snprintf(out, n, "%s", id ? id : "");
+}
+
+/* tasks/get of `id`; the status string copied into out. */
+static void status_of(mcp_conn *c, frames *f, const mcp_principal *who, int rid, const char *id, char *out,
+                      size_t n)
+{
+    char p[200];
+    snprintf(p, sizeof p, "\"taskId\":\"%s\"", id);
+    mcp_json_doc *d = request(c, f, who, rid, "tasks/get", p, 1);
+    const char *s = mcp_json_str(mcp_json_get(result_of(d), "status"), NULL);
+    snprintf(out, n, "%s", s ? s : d ? "(error)" : "(no answer)");
+    mcp_json_doc_free(d);
+}
+
+/* ---- tools ---------------------------------------------------------------- */
+
+static atomic_int g_cancelled_seen, g_started;
+
+/* Runs `ms` milliseconds (arguments.ms), reporting progress, unless cancelled. */
+static mcp_status slow(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)ud;
+    long ms = (long)mcp_json_int(mcp_json_get(args, "ms"));
+    atomic_fetch_add(&g_started, 1);
+    for (long t = 0; t < ms; t += 10) {
+        if (mcp_call_is_cancelled(call)) {
+            atomic_fetch_add(&g_cancelled_seen, 1);
+            return MCP_ERR_CANCELLED;
+        }
+        if (t == 50)
+            mcp_call_progress(call, 1, 2, "half way");
+        sleep_ms(10);
+    }
+    return mcp_call_textf(call, "done in task %s", mcp_call_task_id(call) ? "yes" : "no");
+}
+
+static void quiet(mcp_log_level level, const char *message, void *ud)
+{
+    (void)level;
+    (void)message;
+    (void)ud;
+}
+
+static atomic_int g_reports;
+static void count_report(const mcp_call_report *r, void *ud)
+{
+    (void)ud;
+    if (strcmp(r->tool, "slow") == 0)
+        atomic_fetch_add(&g_reports, 1);
+}
+
+static mcp_server *server(unsigned ttl_ms, unsigned max_tasks)
+{
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = "tasks";
+    o.workers = 4;
+    o.log = quiet;
+    o.task_ttl_ms = ttl_ms;
+    o.max_tasks = max_tasks;
+    o.on_call_end = count_report;
+    mcp_server *srv = NULL;
+    if (mcp_server_new(&srv, &o, NULL))
+        return NULL;
+    mcp_tool_def t;
+    memset(&t, 0, sizeof t);
+    t.name = "slow";
+    t.input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}";
+    t.handler = slow;
+    t.task_support = MCP_TASK_OPTIONAL;
+    if (mcp_server_add_tool(srv, &t, NULL))
+        return NULL;
+    t.name = "needs_task";
+    t.task_support = MCP_TASK_REQUIRED;
+    if (mcp_server_add_tool(srv, &t, NULL))
+        return NULL;
+    return srv;
+}
+
+/* A principal with subject `sub` (no token behind it: enough for binding). */
+static mcp_principal *principal(const char *sub)
+{
+    mcp_principal *p = mcp__calloc(1, sizeof *p);
+    atomic_init(&p->refs, 1);
+    p->sub = sub;
+    p->scopes = mcp__strndup("", 0);
+    p->held = mcp__strndup("", 0);
+    return p;
+}
+
+typedef struct world {
+    mcp_server *srv;
+    mcp_conn *conn;
+    frames f;
+} world;
+
+static void world_open(world *w, unsigned ttl_ms, unsigned max_tasks)
+{
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->f.mu, NULL);
+    w->srv = server(ttl_ms, max_tasks);
+    T_NOT_NULL(w->srv);
+    T_OK(mcp_conn_new(&w->conn, w->srv, keep, &w->f));
+}
+
+static void world_close(world *w)
+{
+    mcp_conn_close(w->conn, 1000);
+    mcp_conn_free(w->conn);
+    mcp_server_free(w->srv);
+    frames_free(&w->f);
+}
+
+/* ---- tests ---------------------------------------------------------------- */
+
+/* A task is seen only by its creator: to anyone else it does not exist. */
+static void test_bound_to_principal(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    mcp_principal *alice = principal("alice"), *bob = principal("bob");
+    mcp_json_doc *d = request(w.conn, &w.f, alice, 1, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":100}", 1);
+    T_EQ_STR(mcp_json_str(mcp_json_get(result_of(d), "resultType"), NULL), "task");
+    char id[64], st[40], p[200];
+    task_id(d, id, sizeof id);
+    mcp_json_doc_free(d);
+    snprintf(p, sizeof p, "\"taskId\":\"%s\"", id);
+    d = request(w.conn, &w.f, bob, 2, "tasks/get", p, 1);
+    T_EQ_INT(error_code(d), MCP_RPC_INVALID_PARAMS);
+    mcp_json_doc_free(d);
+    d = request(w.conn, &w.f, bob, 3, "tasks/cancel", p, 1);
+    T_EQ_INT(error_code(d), MCP_RPC_INVALID_PARAMS);
+    mcp_json_doc_free(d);
+    /* Without authorization (no principal) it is not found either. */
+    d = request(w.conn, &w.f, NULL, 4, "tasks/get", p, 1);
+    T_EQ_INT(error_code(d), MCP_RPC_INVALID_PARAMS);
+    mcp_json_doc_free(d);
+    int rid = 10;
+    do {
+        sleep_ms(20);
+        status_of(w.conn, &w.f, alice, rid++, id, st, sizeof st);
+    } while (strcmp(st, "working") == 0 && rid < 200);
+    T_EQ_STR(st, "completed");
+    world_close(&w);
+    mcp_principal_free(alice);
+    mcp_principal_free(bob);
+}
+
+/* Per principal at most max_tasks: running ones refuse the next, a finished one makes room. */
+static void test_bounded_per_principal(void)
+{
+    world w;
+    world_open(&w, 0, 2);
+    mcp_principal *alice = principal("alice"), *bob = principal("bob");
+    const char *long_call = "\"name\":\"slow\",\"arguments\":{\"ms\":3000}";
+    mcp_json_doc *d1 = request(w.conn, &w.f, alice, 1, "tools/call", long_call, 1);
+    mcp_json_doc *d2 = request(w.conn, &w.f, alice, 2, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":0}", 1);
+    char id1[64], id2[64], st[40], p[200];
+    task_id(d1, id1, sizeof id1);
+    task_id(d2, id2, sizeof id2);
+    T_TRUE(id1[0] && id2[0]);
+    mcp_json_doc *d3 = request(w.conn, &w.f, bob, 3, "tools/call", long_call, 1); /* bob has his own quota */
+    T_EQ_STR(mcp_json_str(mcp_json_get(result_of(d3), "resultType"), NULL), "task");
+    int rid = 10;
+    do {
+        sleep_ms(10);
+        status_of(w.conn, &w.f, alice, rid++, id2, st, sizeof st);
+    } while (strcmp(st, "completed") != 0 && rid < 200);
+    T_EQ_STR(st, "completed");
+    /* The finished task makes room for a third. */
+    mcp_json_doc *d4 = request(w.conn, &w.f, alice, 300, "tools/call", long_call, 1);
+    T_EQ_STR(mcp_json_str(mcp_json_get(result_of(d4), "resultType"), NULL), "task");
+    status_of(w.conn, &w.f, alice, 301, id2, st, sizeof st);
+    T_EQ_STR(st, "(error)"); /* evicted */
+    /* Both slots now run: the next is refused, retryable. */
+    mcp_json_doc *d5 = request(w.conn, &w.f, alice, 302, "tools/call", long_call, 1);
+    T_EQ_INT(error_code(d5), MCP_RPC_INTERNAL_ERROR);
+    snprintf(p, sizeof p, "\"taskId\":\"%s\"", id1);
+    mcp_json_doc *c = request(w.conn, &w.f, alice, 303, "tasks/cancel", p, 1);
+    T_NOT_NULL(result_of(c));
+    mcp_json_doc_free(c);
+    mcp_json_doc_free(d1);
+    mcp_json_doc_free(d2);
+    mcp_json_doc_free(d3);
+    mcp_json_doc_free(d4);
+    mcp_json_doc_free(d5);
+    world_close(&w); /* bob's and alice's running tasks go with the server */
+    mcp_principal_free(alice);
+    mcp_principal_free(bob);
+}
+
+/* After its TTL a task is gone (-32602); ttlMs says how long it is kept. */
+static void test_ttl_sweeps(void)
+{
+    world w;
+    world_open(&w, 150, 0);
+    mcp_json_doc *d = request(w.conn, &w.f, NULL, 1, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":0}", 1);
+    T_EQ_INT(mcp_json_int(mcp_json_get(result_of(d), "ttlMs")), 150);
+    T_TRUE(mcp_json_int(mcp_json_get(result_of(d), "pollIntervalMs")) > 0);
+    char id[64], st[40];
+    task_id(d, id, sizeof id);
+    mcp_json_doc_free(d);
+    sleep_ms(60);
+    status_of(w.conn, &w.f, NULL, 2, id, st, sizeof st);
+    T_EQ_STR(st, "completed");
+    sleep_ms(150);
+    status_of(w.conn, &w.f, NULL, 3, id, st, sizeof st);
+    T_EQ_STR(st, "(error)");
+    world_close(&w);
+}
+
+/* tasks/cancel reaches the handler; a second cancel is the same empty ack. */
+static void test_cancel_reaches_handler(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    atomic_store(&g_cancelled_seen, 0);
+    atomic_store(&g_started, 0);
+    mcp_json_doc *d = request(w.conn, &w.f, NULL, 1, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":5000}", 1);
+    for (int t = 0; t < 400 && !atomic_load(&g_started); t++)
+        sleep_ms(5); /* cancel a running handler (a queued one is withdrawn before it runs) */
+    char id[64], st[40], p[200];
+    task_id(d, id, sizeof id);
+    mcp_json_doc_free(d);
+    snprintf(p, sizeof p, "\"taskId\":\"%s\"", id);
+    for (int i = 0; i < 2; i++) {
+        d = request(w.conn, &w.f, NULL, 2 + i, "tasks/cancel", p, 1);
+        T_EQ_STR(mcp_json_str(mcp_json_get(result_of(d), "resultType"), NULL), "complete");
+        T_NULL(mcp_json_get(result_of(d), "status"));
+        mcp_json_doc_free(d);
+    }
+    for (int t = 0; t < 200 && !atomic_load(&g_cancelled_seen); t++)
+        sleep_ms(5);
+    T_EQ_INT(atomic_load(&g_cancelled_seen), 1);
+    status_of(w.conn, &w.f, NULL, 4, id, st, sizeof st);
+    T_EQ_STR(st, "cancelled");
+    world_close(&w);
+}
+
+/* A progress message becomes statusMessage; the handler knows its task id. */
+static void test_status_message_and_id(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    atomic_store(&g_reports, 0);
+    mcp_json_doc *d = request(w.conn, &w.f, NULL, 1, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":300}", 1);
+    char id[64], p[200];
+    task_id(d, id, sizeof id);
+    mcp_json_doc_free(d);
+    snprintf(p, sizeof p, "\"taskId\":\"%s\"", id);
+    const char *msg = NULL;
+    for (int rid = 2; rid < 100 && !msg; rid++) {
+        sleep_ms(10);
+        d = request(w.conn, &w.f, NULL, rid, "tasks/get", p, 1);
+        msg = mcp_json_str(mcp_json_get(result_of(d), "statusMessage"), NULL);
+        if (msg)
+            T_EQ_STR(msg, "half way");
+        mcp_json_doc_free(d);
+    }
+    T_NOT_NULL(msg);
+    const char *text = NULL;
+    for (int rid = 100; rid < 300 && !text; rid++) {
+        sleep_ms(10);
+        d = request(w.conn, &w.f, NULL, rid, "tasks/get", p, 1);
+        const mcp_json *content = mcp_json_get(mcp_json_get(result_of(d), "result"), "content");
+        text = mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL);
+        if (text)
+            T_EQ_STR(text, "done in task yes");
+        mcp_json_doc_free(d);
+    }
+    T_NOT_NULL(text);
+    T_EQ_INT(atomic_load(&g_reports), 1); /* the task's call, once */
+    world_close(&w);
+}
+
+/* Without the extension: no task, tasks/ methods and required tools get -32021. */
+static void test_without_extension(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    mcp_json_doc *d = request(w.conn, &w.f, NULL, 1, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":0}", 0);
+    T_EQ_STR(mcp_json_str(mcp_json_get(result_of(d), "resultType"), NULL), "complete");
+    mcp_json_doc_free(d);
+    d = request(w.conn, &w.f, NULL, 2, "tools/call", "\"name\":\"needs_task\",\"arguments\":{\"ms\":0}", 0);
+    T_EQ_INT(error_code(d), MCP_RPC_MISSING_CAPABILITY);
+    const mcp_json *data = mcp_json_get(mcp_json_get(mcp_json_doc_root(d), "error"), "data");
+    T_NOT_NULL(mcp_json_get(mcp_json_get(mcp_json_get(data, "requiredCapabilities"), "extensions"),
+                            "io.modelcontextprotocol/tasks"));
+    mcp_json_doc_free(d);
+    d = request(w.conn, &w.f, NULL, 3, "tasks/get", "\"taskId\":\"x\"", 0);
+    T_EQ_INT(error_code(d), MCP_RPC_MISSING_CAPABILITY);
+    mcp_json_doc_free(d);
+    d = request(w.conn, &w.f, NULL, 4, "tasks/list", "", 1);
+    T_EQ_INT(error_code(d), MCP_RPC_METHOD_NOT_FOUND);
+    mcp_json_doc_free(d);
+    d = request(w.conn, &w.f, NULL, 5, "tasks/update", "\"taskId\":\"x\",\"inputResponses\":{}", 1);
+    T_EQ_INT(error_code(d), MCP_RPC_INVALID_PARAMS);
+    mcp_json_doc_free(d);
+    world_close(&w);
+}
+
+/* A legacy session that declared the extension at initialize gets tasks too. */
+static void test_legacy_session(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                       "\"2025-11-25\",\"capabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}},"
+                       "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    mcp_conn_recv(w.conn, init, strlen(init));
+    mcp_json_doc *d = answer(&w.f, 1);
+    T_NOT_NULL(mcp_json_get(mcp_json_get(mcp_json_get(result_of(d), "capabilities"), "extensions"),
+                            "io.modelcontextprotocol/tasks"));
+    mcp_json_doc_free(d);
+    const char *call = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+                       "\"arguments\":{\"ms\":0}}}";
+    mcp_conn_recv(w.conn, call, strlen(call));
+    d = answer(&w.f, 2);
+    char id[64];
+    task_id(d, id, sizeof id);
+    T_TRUE(id[0] != '\0');
+    mcp_json_doc_free(d);
+    char get[200];
+    const char *st = NULL;
+    for (int rid = 3; rid < 100 && !st; rid++) {
+        sleep_ms(10);
+        snprintf(get, sizeof get, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"%s\"}}",
+                 rid, id);
+        mcp_conn_recv(w.conn, get, strlen(get));
+        d = answer(&w.f, rid);
+        const char *s = mcp_json_str(mcp_json_get(result_of(d), "status"), NULL);
+        if (s && strcmp(s, "completed") == 0)
+            st = "completed";
+        mcp_json_doc_free(d);
+    }
+    T_NOT_NULL(st);
+    world_close(&w);
+}
+
+TEST_MAIN(TEST(test_bound_to_principal), TEST(test_bounded_per_principal), TEST(test_ttl_sweeps),
+          TEST(test_cancel_reaches_handler), TEST(test_status_message_and_id), TEST(test_without_extension),
+          TEST(test_legacy_session))
