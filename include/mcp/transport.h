@@ -157,9 +157,10 @@ MCP_API mcp_status mcp_http_server_start_sized(mcp_http_server **out, mcp_server
 MCP_API unsigned mcp_http_server_port(const mcp_http_server *hs);
 
 /**
- * Stops gracefully: stops accepting connections, lets calls in flight
- * finish for up to `grace_ms` (then cancels them), ends open streams, and
- * frees the server.
+ * Stops gracefully: stops accepting connections, lets calls in flight (of
+ * every session and every 2026-07-28 request) finish within one `grace_ms`
+ * in all (then cancels them; a handler that ignores cancellation is
+ * abandoned, not waited for), ends open streams, and frees the server.
  * @param hs may be NULL (no-op).
  */
 MCP_API void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms);

@@ -1206,9 +1206,17 @@ static mcp_status route_sse_transport(const char *data, size_t len, const mcp_rp
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                  */
 
+/*
+ * Frees a session whose last reference went: often on a network thread
+ * (the request that held it ended), so nothing here waits. A session ends
+ * by DELETE, expiry, eviction or stop: its calls are cancelled without
+ * grace (stop gave them theirs already, mcp_http_server_stop); a handler
+ * still unwinding keeps the connection alive on its own reference, and
+ * its frames are no longer routed here.
+ */
 static void session_destroy(session *s)
 {
-    mcp_conn_close(s->conn, 1000);
+    mcp_conn_close(s->conn, 0);
     mcp_conn_free(s->conn);
     while (s->streams) {
         stream *n = s->streams->next;
@@ -2864,6 +2872,20 @@ unsigned mcp_http_server_port(const mcp_http_server *hs)
     return hs ? hs->port : 0;
 }
 
+/* 1 while a 2026-07-28 request still waits for its answer. */
+static int stop_calls_pending(mcp_http_server *hs)
+{
+    int pending = 0;
+    pthread_mutex_lock(&hs->mu);
+    for (hreq *r = hs->active; r && !pending; r = r->active_next) {
+        pthread_mutex_lock(&r->mu);
+        pending = !r->ended && r->conn && !r->sess && !r->got_final;
+        pthread_mutex_unlock(&r->mu);
+    }
+    pthread_mutex_unlock(&hs->mu);
+    return pending;
+}
+
 void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
 {
     if (!hs)
@@ -2880,9 +2902,20 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
     for (session *s = sessions; s; s = s->next)
         s->closed = 1;
     pthread_mutex_unlock(&hs->mu);
-    /* Let calls in flight finish (their answers still go out), then cancel. */
-    for (session *s = sessions; s; s = s->next)
-        mcp_conn_close(s->conn, grace_ms);
+    /* Let calls in flight finish (their answers still go out), then cancel:
+     * one grace for all sessions, not one each. Each close waits at most
+     * half of what is left for calls to finish and half for cancelled ones
+     * to unwind, so the last session starts with no time left at worst. */
+    uint64_t until = mcp__mono_ms() + grace_ms;
+    for (session *s = sessions; s; s = s->next) {
+        uint64_t now = mcp__mono_ms();
+        mcp_conn_close(s->conn, now < until ? (unsigned)((until - now) / 2) : 0);
+    }
+    /* 2026-07-28 calls get what is left of the same grace. */
+    while (stop_calls_pending(hs) && mcp__mono_ms() < until) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
     if (hs->ticker_started)
         pthread_join(hs->ticker, NULL);
     /* libmicrohttpd refuses to stop with suspended connections: end every

@@ -11,7 +11,10 @@
  *      stream_linger_ms (then Last-Event-ID is 404);
  *   d. the standalone GET stream resumes with Last-Event-ID after its
  *      connection ended, and session notifications follow a stream taken
- *      over from a connection that still holds it.
+ *      over from a connection that still holds it;
+ *   e. ending a session whose handler ignores cancellation does not hold
+ *      the network thread (a one-thread server keeps answering);
+ *   f. stop takes one grace for all sessions and 2026-07-28 calls.
  */
 #include <mcp/mcp.h>
 
@@ -111,6 +114,22 @@ static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
         __atomic_fetch_add(&g_chatter_cancelled, 1, __ATOMIC_RELAXED);
     __atomic_fetch_sub(&g_chatter_running, 1, __ATOMIC_RELAXED);
     return mcp_call_textf(call, "sent %ld", n);
+}
+
+/* Sleeps args.ms, ignoring cancellation (a handler that does not check);
+ * first a progress notification, when asked, so its answer streams. */
+static mcp_status stubborn_tool(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)ud;
+    mcp_call_progress(call, 1, -1, NULL);
+    sleep_ms((long)mcp_json_int(mcp_json_get(args, "ms")));
+    return mcp_call_textf(call, "slept");
+}
+
+static mcp_status echo_tool(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)ud;
+    return mcp_call_textf(call, "n=%lld", (long long)mcp_json_int(mcp_json_get(args, "n")));
 }
 
 static void log_cb(mcp_log_level level, const char *message, void *ud)
@@ -253,6 +272,14 @@ static mcp_server *new_server(unsigned workers)
     d.name = "chatter";
     d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
     d.handler = chatter_tool;
+    mcp_server_add_tool(srv, &d, NULL);
+    d.name = "stubborn";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}";
+    d.handler = stubborn_tool;
+    mcp_server_add_tool(srv, &d, NULL);
+    d.name = "echo";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+    d.handler = echo_tool;
     mcp_server_add_tool(srv, &d, NULL);
     return srv;
 }
@@ -507,6 +534,131 @@ static void replay_test(void)
     mcp_server_free(srv);
 }
 
+/* ---- e, f. teardown and stop ---------------------------------------------------- */
+
+/* A session call of `tool` with `args` from 127.0.0.1; the socket (answer unread). */
+static int session_call(const char *sid, int id, const char *tool, const char *args)
+{
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":"
+             "%s}}",
+             id, tool, args);
+    return post(sid, body);
+}
+
+/* A 2026-07-28 call of `tool`; the socket (answer unread). */
+static int modern_call(int id, const char *tool, const char *args)
+{
+    int fd = connect_from(1, 0);
+    if (fd < 0)
+        return -1;
+    char body[512], req[2048];
+    int bl = snprintf(body, sizeof body,
+                      "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                      "\"arguments\":%s,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                      "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+                      id, tool, args);
+    int n = snprintf(req, sizeof req,
+                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                     "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+                     "Mcp-Method: tools/call\r\nMcp-Name: %s\r\nContent-Length: %d\r\n\r\n%s",
+                     g_port, tool, bl, body);
+    if (send_all(fd, req, (size_t)n)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void teardown_test(void)
+{
+    mcp_server *srv = new_server(4);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.threads = 1; /* one network thread: anything waiting on it stalls every client */
+    ho.keepalive_ms = 100;
+    mcp_http_server *hs = srv ? start(srv, &ho) : NULL;
+    char sid[64];
+    CHECK(hs && open_session(sid), "a legacy session opens");
+    if (!hs)
+        return;
+    /* A call that ignores cancellation for 2 s; its client leaves, then the
+     * session is deleted: the session's last reference goes on the network
+     * thread when the keep-alive finds that connection gone. */
+    int fd = post(sid, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"stubborn\","
+                       "\"arguments\":{\"ms\":2000},\"_meta\":{\"progressToken\":3}}}");
+    sleep_ms(200);
+    close(fd);
+    sleep_ms(300); /* the keep-alives (100 ms) find that connection gone */
+    fd = connect_from(1, 0);
+    char req[512], resp[4096] = "";
+    int n = snprintf(req, sizeof req,
+                     "DELETE /mcp HTTP/1.1\r\nHost: localhost:%u\r\nMcp-Session-Id: %s\r\nContent-Length: 0\r\n\r\n",
+                     g_port, sid);
+    uint64_t t_del = now_us();
+    send_all(fd, req, (size_t)n);
+    read_until(fd, resp, sizeof resp, NULL, "\r\n\r\n", 5000);
+    t_del = now_us() - t_del;
+    close(fd);
+    printf("teardown: DELETE of the session answered in %.0f ms\n", t_del / 1000.0);
+    CHECK(!strncmp(resp, "HTTP/1.1 200", 12) && t_del < 400000u,
+          "DELETE answers at once: the teardown does not wait on the network thread (%.12s, %.0f ms)", resp,
+          t_del / 1000.0);
+    /* Meanwhile a good client calls every 20 ms. */
+    uint64_t worst = 0, t_end = now_us() + 1500000u;
+    int ok = 0, calls = 0;
+    while (now_us() < t_end) {
+        uint64_t t0 = now_us();
+        fd = modern_call(100 + calls, "echo", "{\"n\":1}");
+        resp[0] = '\0';
+        ok += read_until(fd, resp, sizeof resp, NULL, "n=1", 5000) == 1;
+        close(fd);
+        calls++;
+        uint64_t took = now_us() - t0;
+        worst = took > worst ? took : worst;
+        sleep_ms(20);
+    }
+    printf("teardown: %d of %d calls answered while a deleted session's handler ignored cancellation; slowest "
+           "%.0f ms\n",
+           ok, calls, worst / 1000.0);
+    CHECK(ok == calls, "every call is answered (%d of %d)", ok, calls);
+    CHECK(worst < 400000u, "no call waits for the session's teardown (slowest %.0f ms)", worst / 1000.0);
+    mcp_http_server_stop(hs, 0);
+    mcp_server_free(srv);
+}
+
+#define STOP_SESSIONS 4
+
+static void stop_test(void)
+{
+    mcp_server *srv = new_server(STOP_SESSIONS + 2);
+    mcp_http_server *hs = srv ? start(srv, NULL) : NULL;
+    if (!hs)
+        return;
+    int fds[STOP_SESSIONS + 1];
+    char sid[64];
+    for (int i = 0; i < STOP_SESSIONS; i++) {
+        fds[i] = -1;
+        if (open_session(sid))
+            fds[i] = session_call(sid, 3, "stubborn", "{\"ms\":3000}");
+    }
+    fds[STOP_SESSIONS] = modern_call(9, "stubborn", "{\"ms\":3000}");
+    sleep_ms(300);
+    const unsigned grace = 500;
+    uint64_t t0 = now_us();
+    mcp_http_server_stop(hs, grace);
+    double took = (now_us() - t0) / 1e6;
+    printf("stop: %d sessions and a 2026-07-28 call with handlers ignoring cancellation: stopped in %.2f s (grace "
+           "%.1f s)\n",
+           STOP_SESSIONS, took, grace / 1000.0);
+    CHECK(took < grace / 1000.0 + 0.6, "stop takes one grace for everything (%.2f s)", took);
+    for (int i = 0; i <= STOP_SESSIONS; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -526,6 +678,8 @@ int main(void)
     nonreader_test();
     budget_test();
     replay_test();
+    teardown_test();
+    stop_test();
     printf("total: %.1f s\n", (now_us() - t0) / 1e6);
     printf("http_budget: %d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
