@@ -449,7 +449,7 @@ static void replay_test(void)
     mcp_http_opts ho;
     memset(&ho, 0, sizeof ho);
     ho.max_replay_bytes = 64u << 10;
-    ho.stream_linger_ms = 700;
+    ho.stream_linger_ms = 2500; /* long enough for a loaded machine to resume within it */
     ho.keepalive_ms = 200;
     mcp_http_server *hs = srv ? start(srv, &ho) : NULL;
     char sid[64];
@@ -495,7 +495,7 @@ static void replay_test(void)
     if (idp)
         sscanf(idp + 4, "%63[0-9_]", stream_id);
     close(fd);
-    sleep_ms(700 + 1200);
+    sleep_ms(2500 + 1000);
     fd = get_stream(sid, stream_id);
     resp[0] = '\0';
     read_until(fd, resp, sizeof resp, NULL, "\r\n\r\n", 5000);
