@@ -156,7 +156,14 @@ typedef struct mcp_server_opts {
     unsigned task_poll_ms;     /* tasks: pollIntervalMs suggested to clients; 0 = 500 */
     unsigned max_tasks;        /* tasks kept per principal (or per server without
                                   authorization); 0 = 256 */
+    const char *extensions;    /* JSON object: the extensions the server supports, by id, with their
+                                  settings ({"io.modelcontextprotocol/ui": {}}), declared as
+                                  capabilities.extensions in both eras (SEP-1724); NULL = none */
 } mcp_server_opts;
+
+/* MCP Apps (SEP-1865): the extension id and the MIME type of its HTML views. */
+#define MCP_EXT_UI "io.modelcontextprotocol/ui"
+#define MCP_UI_MIME_TYPE "text/html;profile=mcp-app"
 
 /**
  * Creates a server and starts its worker pool.
@@ -249,6 +256,10 @@ typedef struct mcp_tool_def {
     const char *scopes;        /* space-separated OAuth scopes a caller's token must hold
                                   (with authorization on), or NULL */
     mcp_task_support task_support; /* tasks extension; MCP_TASK_FORBIDDEN by default */
+    const char *extension;     /* an extension id (MCP_EXT_UI), with extension_meta; or NULL */
+    const char *extension_meta; /* JSON object merged into the tool's _meta in tools/list for clients
+                                   that declared `extension` (e.g. {"ui":{"resourceUri":"ui://app/view"}});
+                                   other clients never see it */
 } mcp_tool_def;
 
 /**
@@ -524,6 +535,24 @@ MCP_API const char *mcp_call_protocol_version(const mcp_call *call);
 MCP_API const mcp_json *mcp_call_meta(const mcp_call *call);
 
 /**
+ * The settings the client declared for extension `id` in its capabilities
+ * (`capabilities.extensions[id]`: from initialize on a legacy connection,
+ * from the request's clientCapabilities in 2026-07-28), or NULL when it
+ * declared none. Borrowed, valid during the call. A tool linked to an MCP
+ * App view can check mcp_client_extension_has_mime_type(
+ * mcp_call_client_extension(call, MCP_EXT_UI), MCP_UI_MIME_TYPE) to know
+ * whether the host will show the view, and otherwise say more in text.
+ * Thread-safety: from the handler's thread.
+ */
+MCP_API const mcp_json *mcp_call_client_extension(const mcp_call *call, const char *id);
+
+/**
+ * 1 when extension settings (as mcp_call_client_extension() returns them)
+ * list `mime_type` in their "mimeTypes" array, else 0 (also for NULL).
+ */
+MCP_API int mcp_client_extension_has_mime_type(const mcp_json *settings, const char *mime_type);
+
+/**
  * Who the call runs for: the principal of the bearer token its request
  * carried (per request in 2026-07-28, per POST in legacy HTTP sessions,
  * since a token may change mid-session). NULL without authorization.
@@ -690,6 +719,10 @@ typedef struct mcp_resource_def {
     unsigned flags;            /* MCP_RESOURCE_* */
     const char *scopes;        /* space-separated OAuth scopes resources/read (and subscribe)
                                   needs (with authorization on), or NULL */
+    const char *extension;     /* an extension id (MCP_EXT_UI): the resource is listed only to clients
+                                  that declared it (reads are not refused); or NULL */
+    const char *extension_meta; /* JSON object merged into _meta: in listings for those clients, and in
+                                   the contents of a static (text/blob) resource's reads; or NULL */
 } mcp_resource_def;
 
 /**

@@ -229,7 +229,22 @@ static void write_capabilities(mcp_jw *w, mcp_server *srv, const char *version)
     mcp_jw_key(w, "logging");
     mcp_jw_object_begin(w);
     mcp_jw_object_end(w);
-    mcp__tasks_write_capability(w);
+    /* Extensions: tasks (always), then those the server declares (opts.extensions). */
+    mcp_jw_key(w, "extensions");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, MCP__TASKS_EXT);
+    mcp_jw_object_begin(w);
+    mcp_jw_object_end(w);
+    const mcp_json *exts = mcp_json_doc_root(srv->extensions_doc);
+    for (size_t i = 0; i < mcp_json_len(exts); i++) {
+        size_t kl;
+        const char *k = mcp_json_key_at(exts, i, &kl);
+        if (kl == sizeof MCP__TASKS_EXT - 1 && !memcmp(k, MCP__TASKS_EXT, kl))
+            continue;
+        mcp_jw_keyn(w, k, kl);
+        mcp_jw_value(w, mcp_json_value_at(exts, i));
+    }
+    mcp_jw_object_end(w);
     mcp_jw_object_end(w);
 }
 
@@ -357,7 +372,7 @@ static void m_tools_list(mcp__req *r)
         return;
     }
     mcp__result_begin(r);
-    mcp_status st = mcp__server_write_tools(r->c->srv, &r->w, cs, clen, r->version);
+    mcp_status st = mcp__server_write_tools(r->c->srv, &r->w, cs, clen, r->version, r->caps);
     if (st == MCP_ERR_INVALID_ARG) {
         mcp_buf_cleanup(&r->buf);
         mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown or expired cursor");

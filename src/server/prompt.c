@@ -160,8 +160,9 @@ mcp_status mcp_server_remove_prompt(mcp_server *srv, const char *name)
     return MCP_OK;
 }
 
-static void write_prompt(mcp_jw *w, const mcp__entry *e, const char *version)
+static void write_prompt(mcp_jw *w, const mcp__entry *e, const char *version, const mcp_json *caps)
 {
+    (void)caps;
     const mcp__prompt *p = (const mcp__prompt *)e;
     int v0618 = mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18);
     mcp_jw_object_begin(w);
@@ -219,7 +220,7 @@ void mcp__m_prompts_list(mcp__req *r)
         return;
     }
     mcp__result_begin(r);
-    if (mcp__server_write_page(r->c->srv, &r->c->srv->prompts, &r->w, "prompts", cs, clen, r->version,
+    if (mcp__server_write_page(r->c->srv, &r->c->srv->prompts, &r->w, "prompts", cs, clen, r->version, r->caps,
                                write_prompt) == MCP_ERR_INVALID_ARG) {
         mcp_buf_cleanup(&r->buf);
         mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown or expired cursor");

@@ -21,6 +21,8 @@ typedef struct mcp__resource {
     int64_t size;               /* or -1 */
     mcp_json_doc *icons_doc;    /* or NULL */
     mcp_json_doc *meta_doc;     /* or NULL */
+    char *extension;            /* listed only to clients declaring this extension, or NULL */
+    mcp_json_doc *ext_meta_doc; /* merged into _meta (listings for them; static contents), or NULL */
     char *text;                 /* static text content, or NULL */
     unsigned char *blob;        /* static binary content, or NULL */
     size_t blob_len;            /* its length */
@@ -59,6 +61,8 @@ static void resource_destroy(mcp__entry *e)
     mcp_json_doc_free(r->meta_doc);
     mcp_free(r->text);
     mcp_free(r->blob);
+    mcp_free(r->extension);
+    mcp_json_doc_free(r->ext_meta_doc);
     mcp_free(r);
 }
 
@@ -123,8 +127,13 @@ mcp_status mcp_server_add_resource_sized(mcp_server *srv, const mcp_resource_def
         goto fail;
     }
     if ((st = mcp__parse_opt_json(def->icons, MCP_JSON_ARRAY, "icons", &r->icons_doc, err)) ||
-        (st = mcp__parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &r->meta_doc, err)))
+        (st = mcp__parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &r->meta_doc, err)) ||
+        (st = mcp__parse_opt_json(def->extension_meta, MCP_JSON_OBJECT, "extension_meta", &r->ext_meta_doc, err)))
         goto fail;
+    if (def->extension && !(r->extension = dup_opt(def->extension))) {
+        st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
     pthread_rwlock_wrlock(&srv->reg_lock);
     st = mcp__reg_add_locked(srv, r->is_template ? &srv->templates : &srv->resources, &r->e);
     if (!st) {
@@ -165,7 +174,7 @@ mcp_status mcp_server_remove_resource(mcp_server *srv, const char *key)
 /* ------------------------------------------------------------------------ */
 /* Listing                                                                   */
 
-static void write_common(mcp_jw *w, const mcp__resource *r, const char *version)
+static void write_common(mcp_jw *w, const mcp__resource *r, const char *version, const mcp_json *caps)
 {
     mcp_jw_key(w, "name");
     mcp_jw_string(w, r->name);
@@ -185,19 +194,26 @@ static void write_common(mcp_jw *w, const mcp__resource *r, const char *version)
         mcp_jw_key(w, "icons");
         mcp_jw_value(w, mcp_json_doc_root(r->icons_doc));
     }
-    if (r->meta_doc && mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18)) {
-        mcp_jw_key(w, "_meta");
-        mcp_jw_value(w, mcp_json_doc_root(r->meta_doc));
-    }
+    if (mcp__version_at_least(version, MCP_PROTOCOL_2025_06_18))
+        mcp__write_meta(w, mcp_json_doc_root(r->meta_doc),
+                        mcp__caps_declare(caps, r->extension) ? mcp_json_doc_root(r->ext_meta_doc) : NULL);
 }
 
-static void write_resource(mcp_jw *w, const mcp__entry *e, const char *version)
+/* Extension-only resources are listed to the clients that declared the extension. */
+static int listed_to(const mcp__resource *r, const mcp_json *caps)
+{
+    return !r->extension || mcp__caps_declare(caps, r->extension);
+}
+
+static void write_resource(mcp_jw *w, const mcp__entry *e, const char *version, const mcp_json *caps)
 {
     const mcp__resource *r = (const mcp__resource *)e;
+    if (!listed_to(r, caps))
+        return;
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "uri");
     mcp_jw_stringn(w, r->e.key, r->e.key_len);
-    write_common(w, r, version);
+    write_common(w, r, version, caps);
     int64_t size = r->size >= 0 ? r->size : r->text ? (int64_t)strlen(r->text) : r->blob ? (int64_t)r->blob_len : -1;
     if (size >= 0) {
         mcp_jw_key(w, "size");
@@ -206,13 +222,15 @@ static void write_resource(mcp_jw *w, const mcp__entry *e, const char *version)
     mcp_jw_object_end(w);
 }
 
-static void write_template(mcp_jw *w, const mcp__entry *e, const char *version)
+static void write_template(mcp_jw *w, const mcp__entry *e, const char *version, const mcp_json *caps)
 {
     const mcp__resource *r = (const mcp__resource *)e;
+    if (!listed_to(r, caps))
+        return;
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "uriTemplate");
     mcp_jw_stringn(w, r->e.key, r->e.key_len);
-    write_common(w, r, version);
+    write_common(w, r, version, caps);
     mcp_jw_object_end(w);
 }
 
@@ -226,7 +244,7 @@ static void list_kind(mcp__req *r, mcp__registry *reg, const char *key, mcp__wri
         return;
     }
     mcp__result_begin(r);
-    if (mcp__server_write_page(r->c->srv, reg, &r->w, key, cs, clen, r->version, fn) == MCP_ERR_INVALID_ARG) {
+    if (mcp__server_write_page(r->c->srv, reg, &r->w, key, cs, clen, r->version, r->caps, fn) == MCP_ERR_INVALID_ARG) {
         mcp_buf_cleanup(&r->buf);
         mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown or expired cursor");
         return;
@@ -331,6 +349,19 @@ static void not_found(mcp__req *r, const char *uri, size_t len)
     mcp_buf_cleanup(&msg);
 }
 
+static mcp_status read_item(mcp_read *rd, const char *uri, const char *mime, const char *text, const void *bytes,
+                            size_t n, const mcp_json *meta);
+
+/* A static resource's contents, with its extension metadata as the item's _meta. */
+static mcp_status read_static(mcp_read *rd, const mcp__resource *res, const char *uri)
+{
+    const mcp_json *meta = mcp__version_at_least(rd->version, MCP_PROTOCOL_2025_06_18)
+                               ? mcp_json_doc_root(res->ext_meta_doc) : NULL;
+    if (res->text)
+        return read_item(rd, uri, res->mime_type, res->text, NULL, 0, meta);
+    return read_item(rd, uri, res->mime_type, NULL, res->blob ? (const void *)res->blob : "", res->blob_len, meta);
+}
+
 void mcp__m_resources_read(mcp__req *r)
 {
     mcp_server *srv = r->c->srv;
@@ -388,10 +419,8 @@ void mcp__m_resources_read(mcp__req *r)
         st = MCP_ERR_NOT_FOUND;
     } else if (res->handler) {
         st = res->handler(&rd, uri_z, vdoc ? mcp_json_doc_root(vdoc) : NULL, res->user_data);
-    } else if (res->text) {
-        st = mcp_read_text(&rd, uri_z, res->mime_type, res->text);
     } else {
-        st = mcp_read_blob(&rd, uri_z, res->mime_type, res->blob, res->blob_len);
+        st = read_static(&rd, res, uri_z);
     }
     r->w = rd.w;
     mcp_json_doc_free(vdoc);
@@ -438,13 +467,30 @@ void mcp__write_resource_contents(mcp_jw *w, const char *uri, const char *mime, 
 }
 
 static mcp_status read_item(mcp_read *rd, const char *uri, const char *mime, const char *text, const void *bytes,
-                            size_t n)
+                            size_t n, const mcp_json *meta)
 {
     if (!rd || !uri || (!text && !bytes && n))
         return MCP_ERR_INVALID_ARG;
     size_t len = rd->buf->len;
     mcp_jw saved = rd->w;
-    mcp__write_resource_contents(&rd->w, uri, mime, text, bytes, n);
+    if (!meta) {
+        mcp__write_resource_contents(&rd->w, uri, mime, text, bytes, n);
+    } else {
+        mcp_jw_object_begin(&rd->w);
+        mcp_jw_key(&rd->w, "uri");
+        mcp_jw_string(&rd->w, uri);
+        if (mime) {
+            mcp_jw_key(&rd->w, "mimeType");
+            mcp_jw_string(&rd->w, mime);
+        }
+        mcp_jw_key(&rd->w, text ? "text" : "blob");
+        if (text)
+            mcp_jw_string(&rd->w, text);
+        else
+            mcp_jw_base64(&rd->w, bytes, n);
+        mcp__write_meta(&rd->w, meta, NULL);
+        mcp_jw_object_end(&rd->w);
+    }
     mcp_status st = mcp_jw_status(&rd->w);
     if (st) {
         rd->buf->len = len;
@@ -460,12 +506,12 @@ mcp_status mcp_read_text(mcp_read *rd, const char *uri, const char *mime_type, c
 {
     if (!text)
         return MCP_ERR_INVALID_ARG;
-    return read_item(rd, uri, mime_type, text, NULL, 0);
+    return read_item(rd, uri, mime_type, text, NULL, 0, NULL);
 }
 
 mcp_status mcp_read_blob(mcp_read *rd, const char *uri, const char *mime_type, const void *bytes, size_t n)
 {
-    return read_item(rd, uri, mime_type, NULL, bytes ? bytes : "", n);
+    return read_item(rd, uri, mime_type, NULL, bytes ? bytes : "", n, NULL);
 }
 
 /* ------------------------------------------------------------------------ */

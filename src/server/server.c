@@ -183,7 +183,17 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
     srv->version = dup_or_null(o.version ? o.version : mcp_version());
     srv->title = dup_or_null(o.title);
     srv->instructions = dup_or_null(o.instructions);
+    mcp_status xst = mcp__parse_opt_json(o.extensions, MCP_JSON_OBJECT, "extensions", &srv->extensions_doc, err);
+    if (xst) {
+        mcp_free(srv->name);
+        mcp_free(srv->version);
+        mcp_free(srv->title);
+        mcp_free(srv->instructions);
+        mcp_free(srv);
+        return xst;
+    }
     if (!srv->name || !srv->version || (o.title && !srv->title) || (o.instructions && !srv->instructions)) {
+        mcp_json_doc_free(srv->extensions_doc);
         mcp_free(srv->name);
         mcp_free(srv->version);
         mcp_free(srv->title);
@@ -208,6 +218,7 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
     o.title = srv->title;
     o.instructions = srv->instructions;
     o.transcript_path = NULL;
+    o.extensions = NULL; /* parsed: srv->extensions_doc */
     srv->opts = o;
     srv->popts.max_bytes = o.max_message > MCP_JSON_LIMIT_MAX_BYTES ? MCP_JSON_LIMIT_MAX_BYTES : o.max_message;
     srv->popts.max_depth = o.max_depth > MCP_JSON_LIMIT_MAX_DEPTH ? MCP_JSON_LIMIT_MAX_DEPTH : o.max_depth;
@@ -216,6 +227,7 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
         srv->cursor_key[1] = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull;
     }
     if (mcp__server_init_state_key(srv) != MCP_OK) {
+        mcp_json_doc_free(srv->extensions_doc);
         mcp_free(srv->name);
         mcp_free(srv->version);
         mcp_free(srv->title);
@@ -276,6 +288,8 @@ static void tool_destroy(mcp__entry *e)
     mcp_json_doc_free(t->output_doc);
     mcp_json_doc_free(t->icons_doc);
     mcp_json_doc_free(t->meta_doc);
+    mcp_json_doc_free(t->ext_meta_doc);
+    mcp_free(t->extension);
     mcp_schema_free(t->input_schema);
     mcp_schema_free(t->output_schema);
     mcp_free(t);
@@ -330,6 +344,7 @@ void mcp_server_free(mcp_server *srv)
     pthread_cond_destroy(&srv->timer_fired_cv);
     pthread_mutex_destroy(&srv->conns_mu);
     pthread_mutex_destroy(&srv->transcript_mu);
+    mcp_json_doc_free(srv->extensions_doc);
     mcp_free(srv->name);
     mcp_free(srv->version);
     mcp_free(srv->title);
@@ -626,8 +641,13 @@ mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, s
                              "inputSchema", &t->input_doc, err)) ||
         (st = mcp__parse_opt_json(def->output_schema, MCP_JSON_OBJECT, "outputSchema", &t->output_doc, err)) ||
         (st = mcp__parse_opt_json(def->icons, MCP_JSON_ARRAY, "icons", &t->icons_doc, err)) ||
-        (st = mcp__parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &t->meta_doc, err)))
+        (st = mcp__parse_opt_json(def->meta, MCP_JSON_OBJECT, "_meta", &t->meta_doc, err)) ||
+        (st = mcp__parse_opt_json(def->extension_meta, MCP_JSON_OBJECT, "extension_meta", &t->ext_meta_doc, err)))
         goto fail;
+    if (def->extension && !(t->extension = dup_or_null(def->extension))) {
+        st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
     if (!mcp_json_str_eq(mcp_json_get(mcp_json_doc_root(t->input_doc), "type"), "object")) {
         st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "tool %s: inputSchema must have \"type\": \"object\"",
                        def->name);
@@ -814,7 +834,7 @@ static void write_hint(mcp_jw *w, const char *key, int hint)
 }
 
 /* One Tool object, with the fields the client's protocol version knows. */
-static void write_tool(mcp_jw *w, const mcp__entry *e, const char *version)
+static void write_tool(mcp_jw *w, const mcp__entry *e, const char *version, const mcp_json *caps)
 {
     const mcp__tool *t = (const mcp__tool *)e;
     int v0326 = mcp__version_at_least(version, MCP_PROTOCOL_2025_03_26);
@@ -850,16 +870,68 @@ static void write_tool(mcp_jw *w, const mcp__entry *e, const char *version)
         mcp_jw_key(w, "icons");
         mcp_jw_value(w, mcp_json_doc_root(t->icons_doc));
     }
-    if (t->meta_doc && v0618) {
-        mcp_jw_key(w, "_meta");
-        mcp_jw_value(w, mcp_json_doc_root(t->meta_doc));
+    if (v0618)
+        mcp__write_meta(w, mcp_json_doc_root(t->meta_doc),
+                        mcp__caps_declare(caps, t->extension) ? mcp_json_doc_root(t->ext_meta_doc) : NULL);
+    mcp_jw_object_end(w);
+}
+
+int mcp__caps_declare(const mcp_json *caps, const char *id)
+{
+    if (!caps || !id)
+        return 0;
+    const mcp_json *exts = mcp_json_get(caps, "extensions");
+    return mcp_json_typeof(mcp_json_get(exts, id)) == MCP_JSON_OBJECT;
+}
+
+void mcp__write_meta(mcp_jw *w, const mcp_json *meta, const mcp_json *ext)
+{
+    if (!meta && !ext)
+        return;
+    mcp_jw_key(w, "_meta");
+    mcp_jw_object_begin(w);
+    for (size_t i = 0; i < mcp_json_len(meta); i++) {
+        size_t kl;
+        const char *k = mcp_json_key_at(meta, i, &kl);
+        int shadowed = 0;
+        for (size_t j = 0; j < mcp_json_len(ext) && !shadowed; j++) {
+            size_t el;
+            const char *ek = mcp_json_key_at(ext, j, &el);
+            shadowed = el == kl && !memcmp(ek, k, kl);
+        }
+        if (!shadowed) {
+            mcp_jw_keyn(w, k, kl);
+            mcp_jw_value(w, mcp_json_value_at(meta, i));
+        }
+    }
+    for (size_t j = 0; j < mcp_json_len(ext); j++) {
+        size_t el;
+        const char *ek = mcp_json_key_at(ext, j, &el);
+        mcp_jw_keyn(w, ek, el);
+        mcp_jw_value(w, mcp_json_value_at(ext, j));
     }
     mcp_jw_object_end(w);
 }
 
+const mcp_json *mcp_call_client_extension(const mcp_call *call, const char *id)
+{
+    if (!call || !id || !mcp__caps_declare(call->ask.caps, id))
+        return NULL;
+    return mcp_json_get(mcp_json_get(call->ask.caps, "extensions"), id);
+}
+
+int mcp_client_extension_has_mime_type(const mcp_json *settings, const char *mime_type)
+{
+    const mcp_json *types = mcp_json_get(settings, "mimeTypes");
+    for (size_t i = 0; mime_type && i < mcp_json_len(types); i++)
+        if (mcp_json_str_eq(mcp_json_at(types, i), mime_type))
+            return 1;
+    return 0;
+}
+
 mcp_status mcp__server_write_page(mcp_server *srv, mcp__registry *r, mcp_jw *w, const char *array_key,
                                   const char *cursor, size_t cursor_len, const char *version,
-                                  mcp__write_item_fn write_item)
+                                  const mcp_json *caps, mcp__write_item_fn write_item)
 {
     uint64_t from = 0;
     if (cursor && !read_cursor(srv, cursor, cursor_len, &from))
@@ -877,7 +949,7 @@ mcp_status mcp__server_write_page(mcp_server *srv, mcp__registry *r, mcp_jw *w, 
             next = e->seq;
             break;
         }
-        write_item(w, e, version);
+        write_item(w, e, version, caps);
         listed++;
     }
     mcp_jw_array_end(w);
@@ -892,9 +964,9 @@ mcp_status mcp__server_write_page(mcp_server *srv, mcp__registry *r, mcp_jw *w, 
 }
 
 mcp_status mcp__server_write_tools(mcp_server *srv, mcp_jw *w, const char *cursor, size_t cursor_len,
-                                   const char *version)
+                                   const char *version, const mcp_json *caps)
 {
-    return mcp__server_write_page(srv, &srv->tools, w, "tools", cursor, cursor_len, version, write_tool);
+    return mcp__server_write_page(srv, &srv->tools, w, "tools", cursor, cursor_len, version, caps, write_tool);
 }
 
 const char *mcp_log_level_name(mcp_log_level level)

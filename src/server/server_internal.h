@@ -58,6 +58,8 @@ typedef struct mcp__tool {
     mcp_json_doc *output_doc;   /* outputSchema, or NULL */
     mcp_json_doc *icons_doc;    /* icons array, or NULL */
     mcp_json_doc *meta_doc;     /* _meta object, or NULL */
+    char *extension;            /* extension id its ext_meta_doc needs, or NULL */
+    mcp_json_doc *ext_meta_doc; /* merged into _meta for clients declaring `extension`, or NULL */
     mcp_schema *input_schema;   /* compiled inputSchema */
     mcp_schema *output_schema;  /* compiled outputSchema, or NULL */
     int hints[4];               /* MCP_HINT_* for readOnly, destructive, idempotent, openWorld */
@@ -79,6 +81,7 @@ struct mcp_server {
     char *version;              /* serverInfo.version */
     char *title;                /* serverInfo.title, or NULL */
     char *instructions;         /* or NULL */
+    mcp_json_doc *extensions_doc; /* capabilities.extensions, or NULL */
     mcp_server_opts opts;       /* copy; string fields point to the copies above */
     mcp_json_parse_opts popts;  /* frame limits */
     uint64_t cursor_key[2];     /* key for authenticating pagination cursors */
@@ -294,11 +297,16 @@ mcp_status mcp__reg_add_locked(mcp_server *srv, mcp__registry *r, mcp__entry *e)
 mcp__entry *mcp__reg_remove_locked(mcp__registry *r, const char *key, size_t len);
 /* Finds a visible entry and takes a reference (takes the read lock). */
 mcp__entry *mcp__server_find(mcp_server *srv, mcp__registry *r, const char *key, size_t len);
-/* Writes `"<array_key>": [...]` for one page and `"nextCursor"` when more follow. */
-typedef void (*mcp__write_item_fn)(mcp_jw *w, const mcp__entry *e, const char *version);
+/* 1 when the client capabilities `caps` declare extension `id` (capabilities.extensions[id] is an object). */
+int mcp__caps_declare(const mcp_json *caps, const char *id);
+/* Writes "_meta": `meta` with the members of `ext` merged over it (either may be NULL; nothing when both are). */
+void mcp__write_meta(mcp_jw *w, const mcp_json *meta, const mcp_json *ext);
+/* Writes `"<array_key>": [...]` for one page and `"nextCursor"` when more follow; `caps` are the
+ * client's capabilities (extension-only items and metadata depend on them). */
+typedef void (*mcp__write_item_fn)(mcp_jw *w, const mcp__entry *e, const char *version, const mcp_json *caps);
 mcp_status mcp__server_write_page(mcp_server *srv, mcp__registry *r, mcp_jw *w, const char *array_key,
                                   const char *cursor, size_t cursor_len, const char *version,
-                                  mcp__write_item_fn write_item);
+                                  const mcp_json *caps, mcp__write_item_fn write_item);
 /* Sends `method` (a list_changed notification) to every legacy connection. */
 void mcp__server_notify_all(mcp_server *srv, const char *method);
 void mcp__server_add_conn(mcp_server *srv, mcp_conn *c);
@@ -310,7 +318,7 @@ mcp_status mcp__parse_opt_json(const char *text, mcp_json_type want, const char 
                                mcp_error *err);
 /* Writes a tools/list page (see mcp__server_write_page). */
 mcp_status mcp__server_write_tools(mcp_server *srv, mcp_jw *w, const char *cursor, size_t cursor_len,
-                                   const char *version);
+                                   const char *version, const mcp_json *caps);
 
 /* A request being answered on the I/O thread (conn.c and the method files). */
 typedef struct mcp__req {
