@@ -25,6 +25,9 @@ TEST_PKGS := $(BUILD_PKGS) binutils util-linux
 TEST_PKGS += lintian dpkg-dev file man-db
 # aml.unit.fincen and aml.suite.filing validate FinCEN SAR XML with libxml2.
 TEST_PKGS += libxml2-dev
+# aml.app.browser drives Debian's Chromium (headless) with playwright-core
+# from npm (tests/aml/app) to test the MCP App of mcp-server-aml.
+TEST_PKGS += chromium
 DEB_PKGS := $(BUILD_PKGS) dpkg-dev file
 FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
 VALGRIND_PKGS := $(BUILD_PKGS) valgrind

@@ -245,6 +245,9 @@ static void test_svg_and_exports(void)
         const mcp_json *el = mcp_json_get(mcp_json_doc_root(d), "elements");
         T_EQ_INT((int)mcp_json_len(mcp_json_get(el, "nodes")), (int)t.nnodes);
         T_EQ_INT((int)mcp_json_len(mcp_json_get(el, "edges")), (int)t.nedges);
+        const mcp_json *e0 = mcp_json_get(mcp_json_at(mcp_json_get(el, "edges"), 0), "data");
+        T_TRUE(mcp_json_typeof(mcp_json_get(e0, "amountUsdMinor")) == MCP_JSON_INT);
+        T_TRUE(mcp_json_typeof(mcp_json_get(e0, "source")) == MCP_JSON_STRING);
         mcp_json_doc_free(d);
         T_TRUE(strstr(gml.data, "<graphml") && strstr(gml.data, "</graphml>"));
         /* every evidence edge is drawn red */

@@ -267,7 +267,7 @@ static void write_cytoscape(const aml_trail *t, mcp_buf *b)
                 size_t kl;
                 const char *key = mcp_json_key_at(e, k, &kl);
                 mcp_jw_keyn(&cw, key, kl);
-                mcp_jw_value(&cw, mcp_json_at(e, k));
+                mcp_jw_value(&cw, mcp_json_value_at(e, k));
             }
             mcp_jw_object_end(&cw);
             mcp_jw_object_end(&cw);

@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* tools/case_view.html, embedded by apps/aml/CMakeLists.txt. */
+extern const unsigned char aml_case_view_html[];
+
 typedef struct gctx {
     aml_app *app;
     mcp_call *call;
@@ -348,6 +351,8 @@ static mcp_status add_tools(mcp_server *srv, aml_app *app, mcp_error *err)
     t.open_world_hint = MCP_HINT_FALSE;
     t.handler = trace_funds;
     t.user_data = app;
+    t.extension = MCP_EXT_UI;
+    t.extension_meta = AML_CASE_VIEW_META;
     t.scopes = "aml.read";
     mcp_status st = mcp_server_add_tool(srv, &t, err);
     if (st)
@@ -378,6 +383,22 @@ mcp_status aml_graph_tools_register(mcp_server *srv, aml_app *app, mcp_error *er
     r.size = -1;
     r.handler = read_graph;
     r.user_data = app;
+    r.scopes = "aml.read";
+    if ((st = mcp_server_add_resource(srv, &r, err)) != MCP_OK)
+        return st;
+    /* The MCP App: one self-contained document, no network (empty CSP domain lists). */
+    memset(&r, 0, sizeof r);
+    r.uri = AML_CASE_VIEW_URI;
+    r.name = "case-view";
+    r.title = "Case fund-flow view";
+    r.description = "Interactive view of a case's fund flow or a money trail: pan, zoom, click an account or a flow "
+                    "for its transactions and the findings citing them, a timeline, and traceFunds from any account.";
+    r.mime_type = MCP_UI_MIME_TYPE;
+    r.size = -1;
+    r.text = (const char *)aml_case_view_html;
+    r.extension = MCP_EXT_UI;
+    r.extension_meta = "{\"ui\":{\"csp\":{\"connectDomains\":[],\"resourceDomains\":[],\"frameDomains\":[],"
+                       "\"baseUriDomains\":[]},\"prefersBorder\":true}}";
     r.scopes = "aml.read";
     return mcp_server_add_resource(srv, &r, err);
 }

@@ -27,6 +27,7 @@ static const aml_tool_scope scopes[] = {
     {"resource:aml://cases/{caseId}", "aml.read"},
     {"resource:aml://typologies", "aml.read"},
     {"resource:aml://cases/{caseId}/graph.{format}", "aml.read"},
+    {"resource:ui://aml/case-view", "aml.read"},
     {"prompt:sar_review", "aml.sar"},
     {NULL, NULL},
 };
@@ -855,6 +856,10 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
         t.handler = defs[i].fn;
         t.user_data = app;
         t.scopes = scope_for(defs[i].name);
+        if (defs[i].fn == assess_case) { /* the case view shows the assessed case's fund flow */
+            t.extension = MCP_EXT_UI;
+            t.extension_meta = AML_CASE_VIEW_META;
+        }
         if ((st = mcp_server_add_tool(srv, &t, err)) != MCP_OK)
             goto done;
     }
@@ -927,6 +932,7 @@ void aml_server_opts(mcp_server_opts *so, aml_app *app)
     so->instructions = instructions;
     so->on_call_end = audit_refused;
     so->on_call_end_user_data = app;
+    so->extensions = "{\"" MCP_EXT_UI "\":{}}"; /* MCP Apps: the case view (graph_tools.c) */
 }
 
 int aml_serve(aml_app *app, const aml_serve_opts *o)

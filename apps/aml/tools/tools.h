@@ -27,7 +27,12 @@ typedef struct aml_app {
 /** Registers listCases, listTypologies, assessTypology, assessCase, draftSar on `srv`. */
 mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 
-/** Registers traceFunds, caseGraph and aml://cases/{caseId}/graph.{format} (graph_tools.c). */
+/* The MCP App (io.modelcontextprotocol/ui) view of cases and money trails, and the _meta that links a
+ * tool to it (given only to clients declaring the extension). */
+#define AML_CASE_VIEW_URI "ui://aml/case-view"
+#define AML_CASE_VIEW_META "{\"ui\":{\"resourceUri\":\"" AML_CASE_VIEW_URI "\"}}"
+
+/** Registers traceFunds, caseGraph, aml://cases/{caseId}/graph.{format} and the view ui://aml/case-view (graph_tools.c). */
 mcp_status aml_graph_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 
 /* Server options for the AML server over `app`: its name and instructions,
