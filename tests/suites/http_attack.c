@@ -9,11 +9,17 @@
  *      the good client's calls all succeed, its p99 latency stays under 10x
  *      its unloaded p99, and the head deadline closes the half-open ones;
  *   c. the server stops cleanly afterwards;
- *   d. a head trickling in a byte at a time is closed at the deadline too.
+ *   d. a head trickling in a byte at a time is closed at the deadline too;
+ *   e. readers that never read the SSE stream of a chatty tool (from
+ *      127.0.0.20 and up), a slow body (headers, then a byte a second, from
+ *      127.0.0.40 and up) and a request flood (127.0.0.60 and up) in turn:
+ *      the good client's calls all succeed within 10x its unloaded p99, and
+ *      the process's resident memory stays under 64 MiB more than before.
  */
 #include <mcp/mcp.h>
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,6 +31,23 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifdef UNDER_ASAN
+/* Freed memory sits in ASan's quarantine (256 MB by default) and would count
+ * as resident: keep it small so the memory checks measure what is held. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "quarantine_size_mb=4";
+}
+#endif
 
 static int g_passed, g_failed;
 
@@ -61,6 +84,34 @@ static mcp_status echo_tool(mcp_call *call, const mcp_json *args, void *ud)
 {
     (void)ud;
     return mcp_call_textf(call, "n=%lld", (long long)mcp_json_int(mcp_json_get(args, "n")));
+}
+
+/* Progress notifications of 4 KiB until cancelled (at most 96 MiB). */
+static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)ud;
+    (void)args;
+    static char msg[4097];
+    if (!msg[0])
+        memset(msg, 'x', sizeof msg - 1);
+    for (long i = 1; i <= 24576; i++)
+        if (mcp_call_progress(call, (double)i, -1, msg) == MCP_ERR_CANCELLED || mcp_call_is_cancelled(call))
+            break;
+    return mcp_call_textf(call, "done");
+}
+
+/* Resident memory of this process (server and clients), in KiB. */
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib;
 }
 
 /* A TCP connection to the server from 127.0.0.`host` (non-blocking connect
@@ -255,7 +306,10 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* `n` calls from the good client; returns how many succeeded, *p99 in µs. */
+static int g_calls_done; /* calls the last good_calls() made */
+
+/* `n` calls from the good client (fewer when the deadline comes first);
+ * returns how many succeeded (g_calls_done: how many were made), *p99 in µs. */
 static int good_calls(int n, long base, uint64_t *p99, uint64_t deadline_us)
 {
     uint64_t *lat = calloc((size_t)n, sizeof *lat);
@@ -268,6 +322,7 @@ static int good_calls(int n, long base, uint64_t *p99, uint64_t deadline_us)
         if (!good && done - ok >= 3)
             break; /* the server is not answering: do not wait out every call */
     }
+    g_calls_done = done;
     qsort(lat, (size_t)done, sizeof *lat, cmp_u64);
     *p99 = done ? lat[(size_t)(done * 99 / 100 < done ? done * 99 / 100 : done - 1)] : 0;
     free(lat);
@@ -277,12 +332,15 @@ static int good_calls(int n, long base, uint64_t *p99, uint64_t deadline_us)
 #define ATTACK_CONNS 2000
 #define ATTACK_HOSTS 10 /* 127.0.0.2 .. 127.0.0.11 */
 
+static uint64_t g_p99_base; /* the good client's unloaded p99 */
+
 static void slowloris_test(unsigned head_timeout_s)
 {
     const int calls = 200;
     uint64_t p99_base, p99_attack;
     int ok = good_calls(calls, 1000, &p99_base, now_us() + 20000000u);
     CHECK(ok == calls, "unloaded: the good client's calls succeed (%d of %d)", ok, calls);
+    g_p99_base = p99_base;
 
     static int fds[ATTACK_CONNS];
     int opened = 0;
@@ -347,7 +405,10 @@ static void slowloris_test(unsigned head_timeout_s)
         int left = (int)((wait_until > now_us() ? wait_until - now_us() : 0) / 1000u);
         struct pollfd p = {fds[i], POLLIN, 0};
         char buf[512];
-        if (poll(&p, 1, left) == 1 && recv(fds[i], buf, sizeof buf, 0) >= 0)
+        /* Closed with the half line unread, the server's socket may send a
+         * reset rather than an end of stream: both mean closed. */
+        ssize_t got = poll(&p, 1, left) == 1 ? recv(fds[i], buf, sizeof buf, 0) : -2;
+        if (got >= 0 || (got == -1 && errno == ECONNRESET))
             closed++;
         else
             open_left++;
@@ -388,6 +449,178 @@ static void trickle_test(unsigned head_timeout_s)
     printf("trickle: a head sent one byte per 700 ms was closed after %.1f s\n", took);
     CHECK(closed && took < head_timeout_s + 2.5, "the head deadline holds for a trickling head (%s after %.1f s)",
           closed ? "closed" : "still open", took);
+}
+
+/* ---- e. attacks while the good client calls --------------------------------------- */
+
+static volatile int g_attack_on; /* attackers run while set */
+static volatile long g_peak_rss; /* KiB, sampled while attacks run */
+static int g_attack_count;        /* what the attacker did (per attack) */
+static int g_attack_closed;       /* ... and how often the server ended it */
+
+static void *rss_sampler(void *arg)
+{
+    (void)arg;
+    while (__atomic_load_n(&g_attack_on, __ATOMIC_RELAXED)) {
+        long r = rss_kib();
+        if (r > g_peak_rss)
+            g_peak_rss = r;
+        sleep_ms(10);
+    }
+    return NULL;
+}
+
+/* Drains what `fd` has without blocking: 1 when the peer closed it. */
+static int drained_closed(int fd)
+{
+    char buf[16384];
+    for (;;) {
+        ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (r > 0)
+            continue;
+        return r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    }
+}
+
+/* 8 clients (8 addresses) that call the chatty tool and never read; each
+ * one the server closes comes back a second later. Small receive buffers,
+ * so the server's queue grows. */
+static void *nonreader_attacker(void *arg)
+{
+    (void)arg;
+    enum { N = 8 };
+    int fds[N];
+    uint64_t back_at[N];
+    char body[512], req[2048];
+    int bl = snprintf(body, sizeof body,
+                      "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
+                      "\"arguments\":{},\"_meta\":{\"progressToken\":1,\"io.modelcontextprotocol/protocolVersion\":"
+                      "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    int rl = snprintf(req, sizeof req,
+                      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                      "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+                      "Mcp-Method: tools/call\r\nMcp-Name: chatter\r\nContent-Length: %d\r\n\r\n%s",
+                      g_port, bl, body);
+    for (int i = 0; i < N; i++) {
+        fds[i] = -1;
+        back_at[i] = 0;
+    }
+    while (__atomic_load_n(&g_attack_on, __ATOMIC_RELAXED)) {
+        for (int i = 0; i < N; i++) {
+            if (fds[i] >= 0 && drained_closed(fds[i])) {
+                close(fds[i]);
+                fds[i] = -1;
+                back_at[i] = now_us() + 1000000u;
+                g_attack_closed++;
+            }
+            if (fds[i] < 0 && now_us() >= back_at[i]) {
+                int fd = socket(AF_INET, SOCK_STREAM, 0);
+                int sz = 4096;
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+                struct sockaddr_in a;
+                memset(&a, 0, sizeof a);
+                a.sin_family = AF_INET;
+                a.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)(20 + i));
+                bind(fd, (struct sockaddr *)&a, sizeof a);
+                a.sin_port = htons((uint16_t)g_port);
+                a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && send_all(fd, req, (size_t)rl) == 0) {
+                    fds[i] = fd;
+                    g_attack_count++;
+                } else {
+                    close(fd);
+                }
+            }
+        }
+        sleep_ms(20);
+    }
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return NULL;
+}
+
+/* 400 connections (10 addresses) that send their headers and then a body
+ * byte a second. */
+static void *slow_body_attacker(void *arg)
+{
+    (void)arg;
+    enum { N = 400 };
+    static int fds[N];
+    char head[512];
+    int hl = snprintf(head, sizeof head,
+                      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                      "Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{",
+                      g_port);
+    for (int i = 0; i < N; i++) {
+        fds[i] = connect_from(40 + i % 10, 0);
+        if (fds[i] >= 0 && send_all(fds[i], head, (size_t)hl) == 0)
+            g_attack_count++;
+    }
+    while (__atomic_load_n(&g_attack_on, __ATOMIC_RELAXED)) {
+        for (int i = 0; i < N; i++)
+            if (fds[i] >= 0 && send(fds[i], " ", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+                close(fds[i]);
+                fds[i] = -1;
+                g_attack_closed++;
+            }
+        for (int t = 0; t < 50 && __atomic_load_n(&g_attack_on, __ATOMIC_RELAXED); t++)
+            sleep_ms(20);
+    }
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    return NULL;
+}
+
+/* Calls back to back on fresh connections, as fast as the server answers. */
+static void *flood_attacker(void *arg)
+{
+    int host = 60 + (int)(intptr_t)arg;
+    char body[512], req[2048], resp[4096];
+    int bl = snprintf(body, sizeof body,
+                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                      "\"arguments\":{\"n\":1},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                      "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+             "Mcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s",
+             g_port, bl, body);
+    while (__atomic_load_n(&g_attack_on, __ATOMIC_RELAXED))
+        if (request(host, req, resp, sizeof resp, 3000) == 200)
+            __atomic_fetch_add(&g_attack_count, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* Runs `attacker` (on `threads` threads) while the good client calls for
+ * 2.5 s (at most 1,000 calls); checks they all succeed within 10x the
+ * unloaded p99 (20 ms floor) and that resident memory grows by less than
+ * 64 MiB. */
+static void attack_test(const char *name, void *(*attacker)(void *), int threads, uint64_t p99_base)
+{
+    pthread_t t[4], sampler;
+    long rss0 = rss_kib();
+    g_peak_rss = rss0;
+    g_attack_count = g_attack_closed = 0;
+    __atomic_store_n(&g_attack_on, 1, __ATOMIC_RELAXED);
+    pthread_create(&sampler, NULL, rss_sampler, NULL);
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, attacker, (void *)(intptr_t)i);
+    sleep_ms(300); /* the attack is under way */
+    uint64_t p99;
+    int ok = good_calls(1000, 20000, &p99, now_us() + 2500000u), calls = g_calls_done;
+    __atomic_store_n(&g_attack_on, 0, __ATOMIC_RELAXED);
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    pthread_join(sampler, NULL);
+    uint64_t bound = 10 * p99_base < 20000 ? 20000 : 10 * p99_base;
+    printf("%s: attacker %d (ended by the server: %d); good client %d of %d ok, p99 %.2f ms (unloaded %.2f ms); "
+           "resident %ld -> peak %ld KiB\n",
+           name, g_attack_count, g_attack_closed, ok, calls, p99 / 1000.0, p99_base / 1000.0, rss0, g_peak_rss);
+    CHECK(calls >= 100 && ok == calls, "%s: the good client's calls succeed (%d of %d)", name, ok, calls);
+    CHECK(p99 <= bound, "%s: p99 %.2f ms within 10x the unloaded %.2f ms", name, p99 / 1000.0, p99_base / 1000.0);
+    CHECK(g_peak_rss - rss0 < 64 * 1024, "%s: resident memory +%ld KiB, under 64 MiB", name, g_peak_rss - rss0);
 }
 
 static void log_cb(mcp_log_level level, const char *message, void *ud)
@@ -444,6 +677,9 @@ int main(void)
     d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
     d.handler = echo_tool;
     mcp_server_add_tool(srv, &d, NULL);
+    d.name = "chatter";
+    d.handler = chatter_tool;
+    mcp_server_add_tool(srv, &d, NULL);
 
     /* Every limit at its default, except a server-wide session cap that a
      * flood from one address could reach. */
@@ -463,6 +699,9 @@ int main(void)
     session_flood_test(64);
     slowloris_test(head_timeout_s);
     trickle_test(head_timeout_s);
+    attack_test("never-read SSE", nonreader_attacker, 1, g_p99_base);
+    attack_test("slow body", slow_body_attacker, 1, g_p99_base);
+    attack_test("request flood", flood_attacker, 2, g_p99_base);
     uint64_t t1 = now_us();
     mcp_http_server_stop(hs, 2000);
     printf("stop: %.2f s\n", (now_us() - t1) / 1e6);
