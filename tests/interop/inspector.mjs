@@ -416,7 +416,34 @@ async function helloChecks(check, p, target, era) {
     });
 }
 
-const AML_TOOLS = ['listCases', 'listTypologies', 'assessTypology', 'assessCase', 'draftSar'];
+const AML_TOOLS = ['listCases', 'listTypologies', 'assessTypology', 'assessCase', 'draftSar', 'traceFunds', 'caseGraph'];
+const AML_APP_TOOLS = ['assessCase', 'caseGraph', 'traceFunds']; /* linked to the MCP App ui://aml/case-view */
+
+/*
+ * `--app-info` (MCP Apps): with --advertise-apps (the client declares
+ * io.modelcontextprotocol/ui) each linked tool reports the view, its MIME
+ * type and an empty CSP; without, the server offers no app (exit 2).
+ */
+async function appInfoChecks(check, p, target, era) {
+    for (const name of AML_APP_TOOLS) {
+        await check(`${p}.app_info_${name}`, async () => {
+            const r = await inspect(target, era, ['--app-info', '--advertise-apps', '--method', 'tools/call',
+                '--tool-name', name]);
+            assert.equal(r.status, 0, `exit ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+            const out = JSON.parse(r.stdout.trim().split('\n').pop());
+            const info = out.appInfo ?? out; /* --format json wraps the line */
+            assert.equal(info.hasApp, true, r.stdout);
+            assert.equal(info.resourceUri, 'ui://aml/case-view');
+            assert.equal(info.resourceMimeType, 'text/html;profile=mcp-app');
+            for (const k of ['connectDomains', 'resourceDomains'])
+                assert.deepEqual(info.csp?.[k], [], `csp.${k}`);
+        });
+    }
+    await check(`${p}.app_info_hidden`, async () => {
+        const r = await inspect(target, era, ['--app-info', '--method', 'tools/call', '--tool-name', 'caseGraph']);
+        assert.equal(r.status, 2, `a client without the extension was offered the app: ${r.stdout}`);
+    });
+}
 
 async function amlChecks(check, p, target, era, { assess = true } = {}) {
     await check(`${p}.tools_list`, async () => {
@@ -448,6 +475,7 @@ async function amlChecks(check, p, target, era, { assess = true } = {}) {
             assert.ok(t.includes(`${c.caseId} [${c.status}] risk high`), `${c.caseId} missing from the text: ${t}`);
         first = cases[0];
     });
+    await appInfoChecks(check, p, target, era);
     if (!assess)
         return;
     await check(`${p}.tools_call_assessCase`, async () => {
