@@ -51,7 +51,10 @@ static const char usage_text[] =
     "  ping                      ping the server (legacy protocol versions only)\n"
     "  discover                  show the handshake: protocol version, capabilities,\n"
     "                            serverInfo, instructions and the raw result\n"
-    "\n"
+    "\n";
+
+/* The rest of the help (one string would pass the 4095 bytes C99 promises). */
+static const char usage_options[] =
     "Options (before COMMAND, or among its ARGS; never after --):\n"
     "  --url URL                 connect over Streamable HTTP instead of stdio\n"
     "  --protocol VERSION        speak only VERSION: 2024-11-05, 2025-03-26,\n"
@@ -79,6 +82,9 @@ static const char usage_text[] =
     "                            one JSON object per line\n"
     "  --elicit-json JSON        accept the server's elicitation requests with this\n"
     "                            JSON object as content (default: decline them)\n"
+    "  --task                    call: let the server run the call as a task (the\n"
+    "                            tasks extension) and wait for it, showing its status;\n"
+    "                            --timeout then covers the whole wait\n"
     "  --pretty                  indent the JSON output (default: one compact line)\n"
     "  --quiet                   discard the server's stderr and mcp-cli's notes\n"
     "                            (default: the server's stderr is captured and shown\n"
@@ -119,6 +125,7 @@ typedef struct cli {
     const char *elicit_text;             /* --elicit-json as given */
     mcp_json_doc *elicit;                /* ... parsed (an object), or NULL: decline */
     int pretty;                          /* --pretty */
+    int task;                            /* --task */
     int quiet;                           /* --quiet */
     char **server_argv;                  /* the words after "--", NULL-terminated, or NULL */
     const command *cmd;                  /* the command */
@@ -397,6 +404,7 @@ typedef enum opt_id {
     OPT_TRANSCRIPT,
     OPT_ELICIT,
     OPT_PRETTY,
+    OPT_TASK,
     OPT_QUIET,
     OPT_HELP,
     OPT_VERSION
@@ -424,6 +432,7 @@ static const option g_options[] = {
     {"--transcript", OPT_TRANSCRIPT, 1},
     {"--elicit-json", OPT_ELICIT, 1},
     {"--pretty", OPT_PRETTY, 0},
+    {"--task", OPT_TASK, 0},
     {"--quiet", OPT_QUIET, 0},
     {"--help", OPT_HELP, 0},
     {"-h", OPT_HELP, 0},
@@ -527,8 +536,12 @@ static int apply_option(cli *c, const option *o, const char *value)
     case OPT_QUIET:
         c->quiet = 1;
         break;
+    case OPT_TASK:
+        c->task = 1;
+        break;
     case OPT_HELP:
         fputs(usage_text, stdout);
+        fputs(usage_options, stdout);
         return -1;
     case OPT_VERSION:
         printf("mcp-cli %s (libmcp %s)\n", MCP_VERSION_STRING, mcp_version());
@@ -644,7 +657,10 @@ static mcp_status connect_server(cli *c, mcp_client **out, mcp_error *err)
     o.name = "mcp-cli";
     o.version = MCP_VERSION_STRING;
     o.protocol_version = c->protocol;
-    o.capabilities = "{\"elicitation\":{}}";
+    /* --task: legacy sessions declare the tasks extension at initialize
+     * (2026-07-28 requests declare it per call). */
+    o.capabilities = c->task ? "{\"elicitation\":{},\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
+                             : "{\"elicitation\":{}}";
     o.timeout_ms = c->timeout_ms;
     o.connect_timeout_ms = c->timeout_ms;
     /* A silent server/discover probe means legacy after 5 s; never wait longer than asked. */
@@ -745,13 +761,23 @@ static int run_tools(cli *c, mcp_client *mc)
     return outcome(c, "tools/list", st, r, &err);
 }
 
+/* --task: the task's status on stderr as it changes. */
+static void task_note(const char *id, const char *status, const char *message, void *ud)
+{
+    cli *c = ud;
+    if (!c->quiet)
+        fprintf(stderr, "mcp-cli: task %s %s%s%s\n", id, status, message ? ": " : "", message ? message : "");
+}
+
 static int run_call(cli *c, mcp_client *mc)
 {
     mcp_request_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.on_progress = progress_note;
     ro.user_data = c;
-    ro.progress_resets_timeout = 1;
+    ro.progress_resets_timeout = !c->task; /* a task's wait is bounded by --timeout as a whole */
+    ro.as_task = c->task;
+    ro.on_task = task_note;
     mcp_response *r = NULL;
     mcp_error err;
     mcp_status st = mcp_client_call_tool(mc, c->words[0], c->params, &ro, &r, &err);

@@ -343,6 +343,12 @@ typedef struct mcp_request_opts {
     void *user_data;            /* passed to on_progress */
     uint64_t *handle_out;       /* receives the request's handle before it is sent, for
                                    mcp_client_cancel() from another thread */
+    int as_task;                /* mcp_client_call_tool: declare the tasks extension on this call;
+                                   when the server answers with a task, poll it until it ends
+                                   (docs/client.md, "Tasks") */
+    void (*on_task)(const char *task_id, const char *status, const char *message, void *user_data);
+                                /* as_task: the task's status when it changes (message may be
+                                   NULL); on the caller's thread; `user_data` as on_progress */
 } mcp_request_opts;
 
 /* Completion of an asynchronous request; `resp` is the callee's to free (NULL unless a
@@ -439,6 +445,17 @@ MCP_API mcp_status mcp_client_list_prompts(mcp_client *c, mcp_response **out, mc
  * mcp_response_is_tool_error). When the tool was listed with an
  * outputSchema, its structuredContent is validated: a mismatch returns
  * MCP_ERR_INVALID with the first violation in err->message (*out is set).
+ *
+ * With `ro->as_task` the call may run as a task (the tasks extension):
+ * when the server answers with one, the client polls tasks/get (at the
+ * task's pollIntervalMs), answers its input requests through `on_input`
+ * (tasks/update), and returns the task's result as if the call had
+ * answered it: a `failed` task is MCP_ERR_PROTOCOL with its error, a
+ * task the server cancelled MCP_ERR_CANCELLED. The time limit covers the
+ * whole wait; when it passes, or mcp_client_cancel() is called with the
+ * handle (`*ro->handle_out` is set again to the task's handle once the
+ * task exists), the client sends tasks/cancel and returns
+ * MCP_ERR_TIMEOUT or MCP_ERR_CANCELLED.
  * A macro over mcp_client_call_tool_sized() (see mcp_client_request()).
  */
 MCP_API mcp_status mcp_client_call_tool_sized(mcp_client *c, const char *name, const char *arguments,

@@ -112,6 +112,7 @@ typedef struct pending {
     void (*on_progress)(double, double, const char *, void *);
     void *progress_ud;
     int progress_resets;        /* progress restarts the time limit */
+    int as_task;                /* tools/call declaring the tasks extension (2026-07-28 _meta) */
     mcp__job job;               /* an input round on the pool */
     mcp_client *c;
 } pending;
@@ -175,6 +176,7 @@ struct mcp_client {
     park_list sess_wait;        /* requests waiting for the new session */
     unsigned sending;           /* pool threads inside the transport's send */
     pthread_cond_t send_cv;     /* close waits for sending to reach 0 */
+    struct task_wait *task_waits; /* calls waiting for their task (mcp_client_cancel finds them) */
 
     /* After the handshake; read-only from then on. */
     atomic_int modern;          /* atomics: written once by the handshake, read by */
@@ -425,6 +427,39 @@ static void write_caps(mcp_client *c, mcp_jw *w)
     mcp_jw_value(w, mcp_json_doc_root(c->caps_doc));
 }
 
+#define TASKS_EXT "io.modelcontextprotocol/tasks"
+
+/* The capabilities with the tasks extension declared as well. */
+static void write_caps_task(mcp_client *c, mcp_jw *w)
+{
+    const mcp_json *caps = mcp_json_doc_root(c->caps_doc);
+    const mcp_json *ext = mcp_json_get(caps, "extensions");
+    mcp_jw_object_begin(w);
+    for (size_t i = 0; i < mcp_json_len(caps); i++) {
+        size_t kl;
+        const char *k = mcp_json_key_at(caps, i, &kl);
+        if (kl == 10 && !memcmp(k, "extensions", 10))
+            continue;
+        mcp_jw_keyn(w, k, kl);
+        mcp_jw_value(w, mcp_json_value_at(caps, i));
+    }
+    mcp_jw_key(w, "extensions");
+    mcp_jw_object_begin(w);
+    for (size_t i = 0; i < mcp_json_len(ext); i++) {
+        size_t kl;
+        const char *k = mcp_json_key_at(ext, i, &kl);
+        if (kl == sizeof TASKS_EXT - 1 && !memcmp(k, TASKS_EXT, kl))
+            continue;
+        mcp_jw_keyn(w, k, kl);
+        mcp_jw_value(w, mcp_json_value_at(ext, i));
+    }
+    mcp_jw_key(w, TASKS_EXT);
+    mcp_jw_object_begin(w);
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+}
+
 static void write_client_info(mcp_client *c, mcp_jw *w)
 {
     mcp_jw_object_begin(w);
@@ -498,7 +533,10 @@ static mcp_status write_request(mcp_client *c, mcp_buf *b, const pending *p)
                 mcp_jw_key(&w, META_VERSION);
                 mcp_jw_string(&w, mcp__version_newest());
                 mcp_jw_key(&w, META_CAPS);
-                write_caps(c, &w);
+                if (p->as_task)
+                    write_caps_task(c, &w);
+                else
+                    write_caps(c, &w);
                 mcp_jw_key(&w, META_INFO);
                 write_client_info(c, &w);
             }
@@ -666,6 +704,7 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
         p->on_progress = ro->on_progress;
         p->progress_ud = ro->user_data;
         p->progress_resets = ro->progress_resets_timeout;
+        p->as_task = ro->as_task && (strcmp(method, "tools/call") == 0 || strncmp(method, "tasks/", 6) == 0);
     }
     pthread_mutex_lock(&c->mu);
     if (c->dead || c->stopping) {
@@ -787,6 +826,8 @@ static char *name_header_for(const char *method, const mcp_json *params)
         key = "name";
     else if (!strcmp(method, "resources/read"))
         key = "uri";
+    else if (!strncmp(method, "tasks/", 6))
+        key = "taskId"; /* the tasks extension routes on the task id */
     const mcp_json *v = key ? mcp_json_get(params, key) : NULL;
     return mcp_json_typeof(v) == MCP_JSON_STRING ? param_header_value(v) : NULL;
 }
@@ -982,6 +1023,8 @@ mcp_status mcp_client_notify(mcp_client *c, const char *method, const char *para
     return st;
 }
 
+static mcp_status cancel_task_wait(mcp_client *c, uint64_t handle);
+
 mcp_status mcp_client_cancel(mcp_client *c, uint64_t handle, const char *reason)
 {
     if (!c)
@@ -1000,7 +1043,7 @@ mcp_status mcp_client_cancel(mcp_client *c, uint64_t handle, const char *reason)
     }
     pthread_mutex_unlock(&c->mu);
     if (!mine)
-        return MCP_ERR_NOT_FOUND;
+        return cancel_task_wait(c, handle);
     if (waiting)
         tell_cancelled(c, id, modern, reason);
     finish(c, p, MCP_ERR_CANCELLED, NULL, "cancelled%s%s", reason ? ": " : "", reason ? reason : "");
@@ -2554,6 +2597,284 @@ static mcp_status check_output(mcp_client *c, const char *name, const mcp_respon
     return st;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Tasks (the io.modelcontextprotocol/tasks extension)                       */
+
+#define TASK_POLL_DEFAULT_MS 500u
+#define TASK_POLL_MIN_MS 10u
+#define TASK_POLL_MAX_MS 10000u
+#define TASK_ID_MAX 256u
+#define TASK_KEYS_MAX 65536u /* bytes of answered input keys remembered */
+
+/* A tools/call waiting for its task: mcp_client_cancel() finds it by handle. */
+typedef struct task_wait {
+    struct task_wait *next;
+    uint64_t handle;            /* the caller's handle for it */
+    int cancelled;              /* mcp_client_cancel() was called (under c->mu) */
+    pthread_cond_t cv;          /* monotonic; signalled on cancel */
+} task_wait;
+
+static mcp_status cancel_task_wait(mcp_client *c, uint64_t handle)
+{
+    pthread_mutex_lock(&c->mu);
+    task_wait *t = c->task_waits;
+    while (t && t->handle != handle)
+        t = t->next;
+    if (t) {
+        t->cancelled = 1;
+        pthread_cond_signal(&t->cv);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return t ? MCP_OK : MCP_ERR_NOT_FOUND;
+}
+
+/* tasks/<method> for task `id`, with one more member (`key`: raw JSON) when given. */
+static mcp_status task_request(mcp_client *c, const char *method, const char *id, const char *key,
+                               const char *raw, unsigned timeout_ms, mcp_response **out, mcp_error *err)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "taskId");
+    mcp_jw_string(&w, id);
+    if (key) {
+        mcp_jw_key(&w, key);
+        mcp_jw_raw(&w, raw, strlen(raw));
+    }
+    mcp_jw_object_end(&w);
+    mcp_json_doc *doc = NULL;
+    mcp_status st = mcp_jw_finish(&w);
+    if (st == MCP_OK)
+        st = mcp_json_parse(&doc, b.data, b.len, NULL, NULL);
+    mcp_buf_cleanup(&b);
+    if (st != MCP_OK)
+        return mcp__fail(err, st, 0, 0, "cannot write %s", method);
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeout_ms = timeout_ms;
+    ro.as_task = 1;
+    return request_doc(c, method, doc, atomic_load(&c->modern), &ro, 0, out, err);
+}
+
+/* A response made of `member` ("result" or "error") of a finished task. */
+static mcp_response *task_outcome(const char *member, const mcp_json *v)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "jsonrpc");
+    mcp_jw_string(&w, "2.0");
+    mcp_jw_key(&w, member);
+    mcp_jw_value(&w, v);
+    mcp_jw_object_end(&w);
+    mcp_json_doc *doc = NULL;
+    if (mcp_jw_finish(&w) != MCP_OK || mcp_json_parse(&doc, b.data, b.len, NULL, NULL) != MCP_OK)
+        doc = NULL;
+    mcp_buf_cleanup(&b);
+    return doc ? response_new(doc, mcp_json_doc_root(doc)) : NULL;
+}
+
+/* Tells on_task when the status or its message changed since `seen`. */
+static void task_note(const mcp_request_opts *ro, const char *id, const mcp_json *t, char *seen, size_t cap)
+{
+    const char *status = mcp_json_str(mcp_json_get(t, "status"), NULL);
+    const char *msg = mcp_json_str(mcp_json_get(t, "statusMessage"), NULL);
+    char now[300];
+    snprintf(now, sizeof now, "%.31s\n%.260s", status ? status : "", msg ? msg : "");
+    if (!ro->on_task || strcmp(now, seen) == 0)
+        return;
+    snprintf(seen, cap, "%s", now);
+    ro->on_task(id, status ? status : "", msg, ro->user_data);
+}
+
+/*
+ * Answers the input requests of an input_required task that were not
+ * answered before (`keys`: the answered ones, one per line) through
+ * on_input, and sends them with tasks/update.
+ */
+static mcp_status task_answer(mcp_client *c, const char *id, const mcp_json *reqs, mcp_buf *keys, mcp_error *err)
+{
+    mcp_buf fresh;
+    mcp_buf_init(&fresh, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &fresh);
+    mcp_jw_object_begin(&w);
+    size_t n = 0;
+    for (size_t i = 0; i < mcp_json_len(reqs); i++) {
+        size_t kl;
+        const char *k = mcp_json_key_at(reqs, i, &kl);
+        char line[300];
+        int ll = snprintf(line, sizeof line, "\n%.*s\n", (int)(kl > 280 ? 280 : kl), k);
+        if (keys->data && memmem(keys->data, keys->len, line, (size_t)ll))
+            continue;
+        if (keys->len < TASK_KEYS_MAX)
+            mcp_buf_append(keys, line, (size_t)ll - 1); /* "\nkey": the next line's "\n" closes it */
+        mcp_jw_keyn(&w, k, kl);
+        mcp_jw_value(&w, mcp_json_value_at(reqs, i));
+        n++;
+    }
+    mcp_jw_object_end(&w);
+    if (keys->len < TASK_KEYS_MAX)
+        mcp_buf_append(keys, "\n", 1);
+    mcp_json_doc *todo = NULL;
+    mcp_status st = mcp_jw_finish(&w);
+    if (st == MCP_OK && n)
+        st = mcp_json_parse(&todo, fresh.data, fresh.len, NULL, NULL);
+    mcp_buf_cleanup(&fresh);
+    if (st != MCP_OK || !n)
+        return st;
+    mcp_buf answers;
+    mcp_buf_init(&answers, 0);
+    char msg[MCP_ERROR_MESSAGE_MAX];
+    msg[0] = '\0';
+    st = answer_input_requests(c, mcp_json_doc_root(todo), &answers, msg, sizeof msg);
+    mcp_json_doc_free(todo);
+    if (st != MCP_OK) {
+        mcp_buf_cleanup(&answers);
+        return mcp__fail(err, st, 0, 0, "task %s: %s", id, msg[0] ? msg : mcp_status_str(st));
+    }
+    mcp_response *r = NULL;
+    st = task_request(c, "tasks/update", id, "inputResponses", answers.data, 0, &r, err);
+    mcp_buf_cleanup(&answers);
+    mcp_response_free(r);
+    return st;
+}
+
+/* Sleeps one poll interval; 1 when cancelled or past the deadline (a reason in *why). */
+static int task_sleep(mcp_client *c, task_wait *tw, unsigned poll_ms, uint64_t deadline, mcp_status *why)
+{
+    uint64_t until = mcp__mono_ns() + (uint64_t)poll_ms * 1000000ull;
+    if (deadline && until > deadline)
+        until = deadline;
+    struct timespec ts;
+    ts_at(&ts, until);
+    pthread_mutex_lock(&c->mu);
+    while (!tw->cancelled && mcp__mono_ns() < until)
+        pthread_cond_timedwait(&tw->cv, &c->mu, &ts);
+    int cancelled = tw->cancelled;
+    pthread_mutex_unlock(&c->mu);
+    if (cancelled)
+        *why = MCP_ERR_CANCELLED;
+    else if (deadline && mcp__mono_ns() >= deadline)
+        *why = MCP_ERR_TIMEOUT;
+    else
+        return 0;
+    return 1;
+}
+
+/* What a task that reached `status` gives the caller: its result, its error, or why not. */
+static mcp_status task_end(const char *id, const char *status, const mcp_json *t, mcp_response **io, mcp_error *err)
+{
+    if (!strcmp(status, "cancelled"))
+        return mcp__fail(err, MCP_ERR_CANCELLED, 0, 0, "task %s was cancelled by the server", id);
+    int done = !strcmp(status, "completed");
+    const mcp_json *v = mcp_json_get(t, done ? "result" : "error");
+    if (mcp_json_typeof(v) != MCP_JSON_OBJECT)
+        return mcp__fail(err, MCP_ERR_INVALID_MSG, 0, 0, "task %s is %s without its %s", id, status,
+                         done ? "result" : "error");
+    *io = task_outcome(done ? "result" : "error", v);
+    if (!*io)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    if (done)
+        return MCP_OK;
+    return mcp__fail(err, MCP_ERR_PROTOCOL, mcp_response_error_code(*io), 0, "task %s failed: %s", id,
+                     mcp_response_error_message(*io));
+}
+
+/*
+ * Waits for the task that `*io` (a CreateTaskResult) announced: polls
+ * tasks/get, answers input through tasks/update, and leaves the task's
+ * outcome in *io. The time limit counts from `t0` (the call's start).
+ */
+static mcp_status await_task(mcp_client *c, const mcp_request_opts *ro, uint64_t t0, mcp_response **io,
+                             mcp_error *err)
+{
+    mcp_response *last = *io;
+    *io = NULL;
+    size_t idl;
+    const char *tid = mcp_json_str(mcp_json_get(mcp_response_result(last), "taskId"), &idl);
+    if (!tid || !idl || idl > TASK_ID_MAX) {
+        *io = last;
+        return mcp__fail(err, MCP_ERR_INVALID_MSG, 0, 0, "the server answered with a task without a usable taskId");
+    }
+    char id[TASK_ID_MAX + 1];
+    snprintf(id, sizeof id, "%.*s", (int)idl, tid);
+    unsigned limit = ro->timeout_ms ? ro->timeout_ms : c->opts.timeout_ms;
+    uint64_t deadline = limit ? t0 + (uint64_t)limit * 1000000ull : 0;
+    task_wait tw;
+    memset(&tw, 0, sizeof tw);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&tw.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_lock(&c->mu);
+    tw.handle = ++c->next_id;
+    tw.next = c->task_waits;
+    c->task_waits = &tw;
+    pthread_mutex_unlock(&c->mu);
+    if (ro->handle_out)
+        *ro->handle_out = tw.handle;
+    char seen[300] = "";
+    mcp_buf keys;
+    mcp_buf_init(&keys, 0);
+    mcp_status st = MCP_OK;
+    for (;;) {
+        const mcp_json *t = mcp_response_result(last);
+        task_note(ro, id, t, seen, sizeof seen);
+        const char *status = mcp_json_str(mcp_json_get(t, "status"), NULL);
+        if (!status) {
+            st = mcp__fail(err, MCP_ERR_INVALID_MSG, 0, 0, "task %s: an answer without a status", id);
+            break;
+        }
+        if (!strcmp(status, "completed") || !strcmp(status, "failed") || !strcmp(status, "cancelled")) {
+            st = task_end(id, status, t, io, err);
+            break;
+        }
+        if (!strcmp(status, "input_required") &&
+            (st = task_answer(c, id, mcp_json_get(t, "inputRequests"), &keys, err)) != MCP_OK)
+            break;
+        int64_t poll = mcp_json_int(mcp_json_get(t, "pollIntervalMs"));
+        unsigned poll_ms = poll <= 0 ? TASK_POLL_DEFAULT_MS
+                           : poll < TASK_POLL_MIN_MS ? TASK_POLL_MIN_MS
+                           : poll > TASK_POLL_MAX_MS ? TASK_POLL_MAX_MS : (unsigned)poll;
+        mcp_status why;
+        if (task_sleep(c, &tw, poll_ms, deadline, &why)) {
+            mcp_response *ack = NULL;
+            task_request(c, "tasks/cancel", id, NULL, NULL, 5000, &ack, NULL);
+            mcp_response_free(ack);
+            st = why == MCP_ERR_CANCELLED ? mcp__fail(err, why, 0, 0, "cancelled (task %s cancelled)", id)
+                                          : mcp__fail(err, why, 0, 0, "task %s did not finish within %u ms", id, limit);
+            break;
+        }
+        mcp_response_free(last);
+        last = NULL;
+        uint64_t now = mcp__mono_ns();
+        unsigned left = !deadline ? 0 : deadline > now ? (unsigned)((deadline - now) / 1000000ull) + 1 : 1;
+        if ((st = task_request(c, "tasks/get", id, NULL, NULL, left, &last, err)) != MCP_OK)
+            break;
+    }
+    if (st != MCP_OK && !*io && mcp_response_error_code(last)) {
+        *io = last; /* the error response of tasks/get, when that failed */
+        last = NULL;
+    }
+    mcp_response_free(last);
+    mcp_buf_cleanup(&keys);
+    pthread_mutex_lock(&c->mu);
+    for (task_wait **pp = &c->task_waits; *pp; pp = &(*pp)->next)
+        if (*pp == &tw) {
+            *pp = tw.next;
+            break;
+        }
+    pthread_mutex_unlock(&c->mu);
+    pthread_cond_destroy(&tw.cv);
+    return st;
+}
+
 mcp_status mcp_client_call_tool_sized(mcp_client *c, const char *name, const char *arguments,
                                       const mcp_request_opts *ro, size_t ro_size, mcp_response **out, mcp_error *err)
 {
@@ -2573,7 +2894,11 @@ mcp_status mcp_client_call_tool_sized(mcp_client *c, const char *name, const cha
     if (st != MCP_OK)
         return st;
     mcp_response *r;
+    uint64_t t0 = mcp__mono_ns();
     st = request_doc(c, "tools/call", doc, atomic_load(&c->modern), ro, 0, &r, err);
+    if (st == MCP_OK && ro && ro->as_task &&
+        mcp_json_str_eq(mcp_json_get(mcp_response_result(r), "resultType"), "task"))
+        st = await_task(c, ro, t0, &r, err);
     if (st == MCP_OK)
         st = check_output(c, name, r, err);
     if (out)

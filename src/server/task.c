@@ -270,6 +270,8 @@ static mcp_status task_send(const char *frame, size_t len, void *user_data)
             k->answer = doc;
             doc = NULL;
             forget_answers(k);
+            mcp_free(k->message); /* a progress message of the run does not describe its end */
+            k->message = NULL;
             k->updated_ms = mcp__wall_ms();
         }
     }

@@ -5,8 +5,12 @@
  * swept after their TTL; cancellation reaches the handler; progress
  * messages become statusMessage; a legacy session that declared the
  * extension gets tasks too; on_call_end hears of a task's call once; a
- * server freed with tasks running leaks nothing.
+ * server freed with tasks running leaks nothing. Then the client against
+ * the server in the same process: mcp_client_call_tool with as_task
+ * polls the task to its result, and its time limit and mcp_client_cancel()
+ * end the task on the server (tasks/cancel).
  */
+#include "client/client_internal.h"
 #include "server/server_internal.h"
 #include "util/util.h"
 #include "testlib.h"
@@ -443,6 +447,178 @@ static void test_legacy_session(void)
     world_close(&w);
 }
 
+/* ---- the client against the server, in one process ------------------------ */
+
+/* A client transport that hands frames to a server connection and back. */
+typedef struct bridge {
+    mcp__ctransport base;
+    mcp_conn *conn;             /* the server side */
+    pthread_mutex_t mu;         /* one frame at a time into the client */
+} bridge;
+
+static mcp_status bridge_send(mcp__ctransport *t, const mcp__out *o)
+{
+    bridge *b = (bridge *)t;
+    mcp_conn_recv(b->conn, o->frame, o->len);
+    return MCP_OK;
+}
+
+static int bridge_cancel(mcp__ctransport *t, uint64_t id, int modern)
+{
+    (void)t;
+    (void)id;
+    (void)modern;
+    return 0;
+}
+
+static void bridge_close(mcp__ctransport *t)
+{
+    (void)t;
+}
+
+static const mcp__ctransport_ops g_bridge_ops = {bridge_send, bridge_cancel, NULL, bridge_close};
+
+static mcp_status to_client(const char *f, size_t len, void *ud)
+{
+    bridge *b = ud;
+    pthread_mutex_lock(&b->mu);
+    mcp__client_on_frame(b->base.client, f, len);
+    pthread_mutex_unlock(&b->mu);
+    return MCP_OK;
+}
+
+typedef struct pair {
+    mcp_server *srv;
+    bridge b;
+    mcp_client *c;
+} pair;
+
+static void pair_open(pair *p)
+{
+    memset(p, 0, sizeof *p);
+    p->srv = server(0, 0);
+    T_NOT_NULL(p->srv);
+    pthread_mutex_init(&p->b.mu, NULL);
+    p->b.base.ops = &g_bridge_ops;
+    T_OK(mcp_conn_new(&p->b.conn, p->srv, to_client, &p->b));
+    mcp_client_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = "unit";
+    o.version = "1";
+    o.protocol_version = "2026-07-28";
+    T_OK(mcp__client_new(&p->c, &o, NULL));
+    mcp__client_attach(p->c, &p->b.base);
+    T_OK(mcp__client_handshake(p->c, NULL));
+}
+
+static void pair_close(pair *p)
+{
+    mcp_client_close(p->c);
+    mcp_conn_close(p->b.conn, 1000);
+    mcp_conn_free(p->b.conn);
+    mcp_server_free(p->srv);
+    pthread_mutex_destroy(&p->b.mu);
+}
+
+static char g_seen_status[256];
+static void seen_status(const char *id, const char *status, const char *message, void *ud)
+{
+    (void)id;
+    (void)message;
+    (void)ud;
+    size_t n = strlen(g_seen_status);
+    snprintf(g_seen_status + n, sizeof g_seen_status - n, "%s;", status);
+}
+
+/* as_task: the call becomes a task, the client polls it and returns its result. */
+static void test_client_polls_task(void)
+{
+    pair p;
+    pair_open(&p);
+    g_seen_status[0] = '\0';
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.as_task = 1;
+    ro.on_task = seen_status;
+    mcp_response *r = NULL;
+    mcp_error err;
+    T_OK(mcp_client_call_tool(p.c, "slow", "{\"ms\":120}", &ro, &r, &err));
+    const mcp_json *content = mcp_json_get(mcp_response_result(r), "content");
+    T_EQ_STR(mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL), "done in task yes");
+    T_TRUE(strncmp(g_seen_status, "working;", 8) == 0);
+    T_NOT_NULL(strstr(g_seen_status, "completed;"));
+    mcp_response_free(r);
+    /* Without as_task the same tool is an ordinary call. */
+    T_OK(mcp_client_call_tool(p.c, "slow", "{\"ms\":0}", NULL, &r, &err));
+    content = mcp_json_get(mcp_response_result(r), "content");
+    T_EQ_STR(mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL), "done in task no");
+    mcp_response_free(r);
+    /* A required tool without as_task: -32021. */
+    T_STATUS(mcp_client_call_tool(p.c, "needs_task", "{\"ms\":0}", NULL, &r, &err), MCP_ERR_PROTOCOL);
+    T_EQ_INT(err.rpc_code, MCP_RPC_MISSING_CAPABILITY);
+    mcp_response_free(r);
+    pair_close(&p);
+}
+
+/* The time limit covers the task: past it the client cancels the task. */
+static void test_client_task_timeout(void)
+{
+    pair p;
+    pair_open(&p);
+    atomic_store(&g_cancelled_seen, 0);
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.as_task = 1;
+    ro.timeout_ms = 150;
+    mcp_response *r = NULL;
+    mcp_error err;
+    uint64_t t0 = mcp__mono_ns();
+    T_STATUS(mcp_client_call_tool(p.c, "slow", "{\"ms\":5000}", &ro, &r, &err), MCP_ERR_TIMEOUT);
+    T_NULL(r);
+    T_TRUE(mcp__mono_ns() - t0 < 2000000000ull);
+    for (int t = 0; t < 400 && !atomic_load(&g_cancelled_seen); t++)
+        sleep_ms(5);
+    T_EQ_INT(atomic_load(&g_cancelled_seen), 1);
+    pair_close(&p);
+}
+
+typedef struct canceller {
+    mcp_client *c;
+    uint64_t handle;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+    canceller *k = arg;
+    sleep_ms(200); /* by then the task exists and the handle names it */
+    mcp_client_cancel(k->c, k->handle, "enough");
+    return NULL;
+}
+
+/* mcp_client_cancel() with the handle ends the wait and cancels the task. */
+static void test_client_task_cancel(void)
+{
+    pair p;
+    pair_open(&p);
+    atomic_store(&g_cancelled_seen, 0);
+    canceller k = {p.c, 0};
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.as_task = 1;
+    ro.handle_out = &k.handle;
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_later, &k);
+    mcp_response *r = NULL;
+    mcp_error err;
+    T_STATUS(mcp_client_call_tool(p.c, "slow", "{\"ms\":5000}", &ro, &r, &err), MCP_ERR_CANCELLED);
+    pthread_join(th, NULL);
+    for (int t = 0; t < 400 && !atomic_load(&g_cancelled_seen); t++)
+        sleep_ms(5);
+    T_EQ_INT(atomic_load(&g_cancelled_seen), 1);
+    pair_close(&p);
+}
+
 TEST_MAIN(TEST(test_bound_to_principal), TEST(test_bounded_per_principal), TEST(test_ttl_sweeps),
           TEST(test_cancel_reaches_handler), TEST(test_status_message_and_id), TEST(test_without_extension),
-          TEST(test_legacy_session))
+          TEST(test_legacy_session), TEST(test_client_polls_task), TEST(test_client_task_timeout),
+          TEST(test_client_task_cancel))
