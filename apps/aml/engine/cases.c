@@ -2,6 +2,7 @@
  * Cases: see cases.h.
  */
 #include "engine/cases.h"
+#include "engine/workflow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,7 @@ void aml_case_write(aml_store *s, mcp_jw *w, const aml_case *c)
                "SELECT sar_draft_id, version, status, created_at, filing_due_date FROM sar_drafts "
                "WHERE case_id = ? ORDER BY version",
                c->case_id, sar_keys, "sissS");
+    aml_wf_member(s, w, c->case_id, 1);
     mcp_jw_object_end(w);
 }
 
@@ -723,7 +725,8 @@ int aml_cursor_decode(const char *cursor, char *case_id, size_t n)
     "AND (?2 IS NULL OR (?2 = 'unassessed' AND c.risk_level IS NULL) OR c.risk_level = ?2) "              \
     "AND (?3 IS NULL OR EXISTS (SELECT 1 FROM case_typologies t WHERE t.case_id = c.case_id "              \
     "AND t.typology_id = ?3)) "                                                                              \
-    "AND (?4 IS NULL OR substr(c.opened_at, 1, 10) >= ?4) AND (?5 IS NULL OR substr(c.opened_at, 1, 10) <= ?5) "
+    "AND (?4 IS NULL OR substr(c.opened_at, 1, 10) >= ?4) AND (?5 IS NULL OR substr(c.opened_at, 1, 10) <= ?5) "  \
+    AML_WF_FILTER
 
 static void bind_filter(sqlite3_stmt *st, const aml_case_filter *f)
 {
@@ -732,6 +735,7 @@ static void bind_filter(sqlite3_stmt *st, const aml_case_filter *f)
     aml_bind_text(st, 3, f->typology);
     aml_bind_text(st, 4, f->opened_from);
     aml_bind_text(st, 5, f->opened_to);
+    aml_wf_bind_filter(st, f->state, f->assignee, f->disposition, f->overdue);
 }
 
 /* A case of a listCases page, copied out of the page query (per-row lookups reuse other statements). */
@@ -809,6 +813,7 @@ static void case_row_write(aml_store *s, mcp_jw *w, const case_row *r)
                   r->id);
     strings_write(s, w, "matchedTypologies",
                   "SELECT typology_id FROM case_typologies WHERE case_id = ? ORDER BY typology_id", r->id);
+    aml_wf_member(s, w, r->id, 0);
     mcp_jw_object_end(w);
 }
 

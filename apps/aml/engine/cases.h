@@ -95,6 +95,10 @@ typedef struct aml_case_filter {
     const char *opened_to;    /* YYYY-MM-DD */
     const char *after;        /* keyset cursor: last case id of the previous page */
     int limit;                /* 1-100 */
+    const char *state;        /* workflow state (engine/workflow.h) */
+    const char *assignee;     /* workflow assignee */
+    const char *disposition;  /* closure disposition */
+    int overdue;              /* only cases past their SAR due date and not closed */
 } aml_case_filter;
 
 /**

@@ -280,6 +280,38 @@ static const char *const migration_3[] = {
     NULL,
 };
 
+/*
+ * Migration 4: the case workflow (engine/workflow.h). case_workflow holds
+ * each case's state (open, in_review, pending_approval, closed), assignee,
+ * disposition with its rationale, the SAR filed, and who requested and who
+ * reviewed the closure; a case without a row is in the state its status
+ * implies. case_events is the case's own append-only history of workflow
+ * steps (the audit log holds them too).
+ */
+static const char *const migration_4[] = {
+    "CREATE TABLE case_workflow (\n"
+    "  case_id TEXT PRIMARY KEY REFERENCES cases(case_id),\n"
+    "  state TEXT NOT NULL CHECK (state IN ('open','in_review','pending_approval','closed')),\n"
+    "  assignee TEXT,\n"
+    "  disposition TEXT CHECK (disposition IN ('false_positive','confirmed_suspicious','inconclusive')),\n"
+    "  rationale TEXT, sar_id TEXT,\n"
+    "  requested_by TEXT, requested_at TEXT,\n"
+    "  reviewed_by TEXT, reviewed_at TEXT, review_comment TEXT,\n"
+    "  updated_at TEXT NOT NULL) WITHOUT ROWID;\n"
+    "CREATE INDEX case_workflow_state ON case_workflow(state);\n",
+    "CREATE TABLE case_events (\n"
+    "  event_id INTEGER PRIMARY KEY,\n"
+    "  case_id TEXT NOT NULL REFERENCES cases(case_id),\n"
+    "  at TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,\n"
+    "  from_state TEXT, to_state TEXT, detail TEXT);\n"
+    "CREATE INDEX case_events_case ON case_events(case_id, event_id);\n"
+    "CREATE TRIGGER case_events_no_update BEFORE UPDATE ON case_events\n"
+    "  BEGIN SELECT RAISE(ABORT, 'case_events is append-only'); END;\n"
+    "CREATE TRIGGER case_events_no_delete BEFORE DELETE ON case_events\n"
+    "  BEGIN SELECT RAISE(ABORT, 'case_events is append-only'); END;\n",
+    NULL,
+};
+
 typedef struct migration {
     const char *const *sql;                  /* DDL statements, NULL-terminated */
     int (*seed)(aml_store *s, aml_err *err); /* data, or NULL */
@@ -290,6 +322,7 @@ static const migration migrations[AML_SCHEMA_VERSION] = {
     {migration_1, seed_1},
     {migration_2, NULL},
     {migration_3, NULL},
+    {migration_4, NULL},
 };
 
 int aml_store_migrate(aml_store *s, int64_t from, aml_err *err)

@@ -12,6 +12,7 @@
 #include "tools/tools.h"
 #include "engine/sar.h"
 #include "tools/filing.h"
+#include "tools/workflow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,9 @@ static const aml_tool_scope scopes[] = {
     {"draftSar", "aml.sar"},
     {"traceFunds", "aml.read"},
     {"caseGraph", "aml.read"},
+    {"assignCase", "aml.review"},
+    {"closeCase", "aml.review"},
+    {"reviewClosure", "aml.approve"},
     {"resource:aml://cases/{caseId}", "aml.read"},
     {"resource:aml://typologies", "aml.read"},
     {"resource:aml://cases/{caseId}/graph.{format}", "aml.read"},
@@ -211,6 +215,10 @@ static mcp_status list_cases(mcp_call *call, const mcp_json *args, void *ud)
     }
     f.opened_from = opt_str(args, "openedFrom");
     f.opened_to = opt_str(args, "openedTo");
+    f.state = opt_str(args, "state");
+    f.assignee = opt_str(args, "assignee");
+    f.disposition = opt_str(args, "disposition");
+    f.overdue = mcp_json_bool(mcp_json_get(args, "overdue"));
     f.limit = (int)mcp_json_int(mcp_json_get(args, "limit"));
     if (!f.limit)
         f.limit = 20;
@@ -537,7 +545,14 @@ static const char list_cases_in[] =
     "\"openedFrom\":{\"type\":\"string\",\"pattern\":\"^[0-9]{4}-[0-9]{2}-[0-9]{2}$\"},"
     "\"openedTo\":{\"type\":\"string\",\"pattern\":\"^[0-9]{4}-[0-9]{2}-[0-9]{2}$\"},"
     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":\"page size, default 20\"},"
-    "\"cursor\":{\"type\":\"string\",\"maxLength\":300,\"description\":\"nextCursor of the previous page\"}}}";
+    "\"cursor\":{\"type\":\"string\",\"maxLength\":300,\"description\":\"nextCursor of the previous page\"},"
+    "\"state\":{\"type\":\"string\",\"enum\":[\"open\",\"in_review\",\"pending_approval\",\"closed\"],"
+    "\"description\":\"workflow state (combine with status any for closed cases)\"},"
+    "\"assignee\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":128},"
+    "\"disposition\":{\"type\":\"string\",\"enum\":[\"false_positive\",\"confirmed_suspicious\","
+    "\"inconclusive\"]},"
+    "\"overdue\":{\"type\":\"boolean\",\"description\":\"only cases past their SAR due date (30 days from "
+    "detection, 60 without a suspect) and not closed\"}}}";
 
 /* A value of one type or null, spelled with anyOf rather than a type array ("type": [T, "null"]): the same
  * instances validate, and clients that map tool schemas onto a single-type dialect accept it (the MCP Inspector's
@@ -865,6 +880,8 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
     }
     if ((st = register_resources(srv, app, err)) != MCP_OK || (st = aml_graph_tools_register(srv, app, err)) != MCP_OK)
         goto done;
+    if ((st = aml_workflow_tools_register(srv, app, err)) != MCP_OK)
+        goto done;
     st = MCP_OK;
 done:
     mcp_free(assess_typology_in);
@@ -963,7 +980,7 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
     if (o->auth) {
         mcp_auth_opts ao = *o->auth;
         if (!ao.scopes_supported)
-            ao.scopes_supported = "aml.read aml.assess aml.sar";
+            ao.scopes_supported = "aml.read aml.assess aml.sar aml.review aml.approve";
         if (mcp_auth_new(&auth, &ao, &err) != MCP_OK) {
             fprintf(stderr, "mcp-server-aml: authorization: %s\n", err.message);
             mcp_server_free(srv);
