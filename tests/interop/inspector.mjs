@@ -416,7 +416,8 @@ async function helloChecks(check, p, target, era) {
     });
 }
 
-const AML_TOOLS = ['listCases', 'listTypologies', 'assessTypology', 'assessCase', 'draftSar', 'traceFunds', 'caseGraph'];
+const AML_TOOLS = ['listCases', 'listTypologies', 'assessTypology', 'assessCase', 'draftSar', 'traceFunds', 'caseGraph',
+    'assignCase', 'closeCase', 'reviewClosure'];
 const AML_APP_TOOLS = ['assessCase', 'caseGraph', 'traceFunds']; /* linked to the MCP App ui://aml/case-view */
 
 /*
