@@ -73,6 +73,16 @@ static void test_patterns(void)
         T_TRUE(pq[k].recall >= 0.8);
         T_TRUE(pq[k].laundering_alerts > 0);
     }
+    /* Transaction level on the time-ordered last 20% (the published baselines' split). */
+    aml_txn_quality tq;
+    T_EQ_INT(aml_eval_txn_level(s, stdout, &tq, &err), 0);
+    int64_t ntx = q1(s, "SELECT count(*) FROM transactions");
+    T_TRUE(tq.transactions >= ntx / 5 && tq.transactions <= ntx / 5 + 1);
+    T_EQ_INT(tq.laundering, q1(s, "SELECT count(*) FROM (SELECT gt_is_laundering FROM transactions ORDER BY booked_at, "
+                                  "txn_no LIMIT -1 OFFSET (SELECT count(*) * 8 / 10 FROM transactions)) "
+                                  "WHERE gt_is_laundering = 1"));
+    T_EQ_INT(tq.tp + tq.fn, tq.laundering);
+    T_TRUE(tq.tp > 0);
     /* Incremental: the same window again evaluates nothing. */
     T_EQ_INT(aml_scan(s, &so, NULL, &ss, &err), 0);
     T_EQ_INT(ss.accounts_evaluated, 0);

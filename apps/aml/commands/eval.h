@@ -68,6 +68,25 @@ typedef struct aml_pattern_quality {
 int aml_eval_patterns(aml_store *s, FILE *out, aml_pattern_quality q[AML_NPATTERNS], aml_err *err);
 
 
+/* Transaction-level quality on the laundering class (AMLworld-style labels). */
+typedef struct aml_txn_quality {
+    int64_t split_from;        /* booked_at of the first transaction of the test split */
+    int64_t transactions;      /* in the split */
+    int64_t laundering;        /* labelled laundering in the split */
+    int64_t tp, fp, fn;
+    double precision, recall, f1;
+} aml_txn_quality;
+
+/**
+ * Scores the scan at transaction level on the time-ordered last 20% of the
+ * transactions (by booked_at, then txn_no), the split of the published
+ * AMLworld baselines: a transaction is predicted laundering when it is
+ * trigger evidence of a matched finding in the latest assessment of a scan
+ * case (at most AML_MAX_EVIDENCE are stored per finding); the truth is
+ * gt_is_laundering. Prints a summary to `out` (may be NULL).
+ */
+int aml_eval_txn_level(aml_store *s, FILE *out, aml_txn_quality *q, aml_err *err);
+
 /**
  * The `eval` command: aml_eval_cases when the store has generator ground
  * truth, else aml_eval_patterns when it has labelled transactions, each

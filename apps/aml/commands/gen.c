@@ -128,6 +128,7 @@ typedef struct gen {
     int employers[12], merchants[40], landlords[10], utilities[8], pension, acquirer;
     int nperson;
     int ext_seq, cust_seq, acct_seq;
+    int64_t quiet_until; /* bg_person: no everyday flows before this day (BG_QUIET) */
     int *bg;          /* accounts of background customers (family transfers go only there) */
     size_t nbg, capbg;
 } gen;
@@ -316,9 +317,15 @@ static int other_branch(gen *g, int home)
     }
 }
 
+#define CHECK(x)         \
+    do {                 \
+        if ((x) < 0)     \
+            return -1;   \
+    } while (0)
+
 /* ---- background activity ----------------------------------------------------------- */
 
-enum { BG_SALARIED, BG_STUDENT, BG_RETIRED, BG_SHOP, BG_COMPANY, BG_NONE };
+enum { BG_SALARIED, BG_STUDENT, BG_RETIRED, BG_SHOP, BG_COMPANY, BG_NONE, BG_QUIET, BG_GROWING, BG_FAMILY };
 
 /* A background customer's account: the only ones random people send money to. */
 static int internal_random(gen *g)
@@ -356,7 +363,7 @@ static int bg_person(gen *g, int acct, int kind, int64_t from_day)
     }
     int64_t spend_hi = kind == BG_STUDENT ? 80 : 180;
     int per_month = kind == BG_STUDENT ? 10 : 18;
-    for (int64_t d = 0; d < days; d++) {
+    for (int64_t d = g->quiet_until > 0 ? g->quiet_until : 0; d < days; d++) {
         if (aml_rng_chance(&g->r, per_month / 30.0) &&
             add_tx(g, day_at(g, d, 8, 22), acct, g->merchants[aml_rng_range(&g->r, 0, 39)], money(g, 5, (double)spend_hi),
                    GCH_CARD, "card purchase", -1) < 0)
@@ -457,9 +464,70 @@ static int bg_company(gen *g, int acct, int64_t from_day)
     return 0;
 }
 
+/*
+ * Look-alikes of the rules that misfired at bank size (issue 17), as ordinary background:
+ * a long-standing account whose stored history starts with a quiet spell of 40-80 days
+ * (travel, a second bank) and then carries salary, rent and spending as usual; a company whose
+ * supplier list grows by one new supplier every 5-9 days; a student supported by two or three
+ * relatives every month, plus a birthday gift from a new one.
+ */
+static int bg_quiet(gen *g, int acct)
+{
+    int64_t quiet = aml_rng_range(&g->r, 40, 80);
+    g->quiet_until = -95 + quiet; /* bg_person's everyday flows start then too */
+    int rc = bg_person(g, acct, BG_SALARIED, -95 + quiet);
+    g->quiet_until = 0;
+    return rc;
+}
+
+static int bg_growing(gen *g, int acct, int64_t from_day)
+{
+    if (bg_company(g, acct, from_day))
+        return -1;
+    for (int64_t d = aml_rng_range(&g->r, 0, 8); d < g->days; d += aml_rng_range(&g->r, 5, 9)) {
+        int supp = ext_party(g, 1, "US");
+        CHECK(supp);
+        int64_t amt = money(g, 1500, 6000);
+        for (int64_t m = d; m < g->days; m += 30) /* then paid monthly */
+            CHECK(add_tx(g, day_at(g, m, 9, 17), acct, supp, amt + aml_rng_range(&g->r, -9000, 9000), GCH_ACH,
+                         "supplier payment", -1));
+    }
+    g->c[g->a[acct].cust].exp_vol *= 2;
+    return 0;
+}
+
+static int bg_family(gen *g, int acct, int64_t from_day)
+{
+    if (bg_person(g, acct, BG_STUDENT, from_day))
+        return -1;
+    int n = (int)aml_rng_range(&g->r, 2, 3);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int rel = ext_party(g, 0, "US");
+        CHECK(rel);
+        int64_t amt = money(g, 300, 1500);
+        total += amt;
+        int day = (int)aml_rng_range(&g->r, 0, 27);
+        for (int64_t m = from_day; m + day < g->days; m += 30)
+            CHECK(add_tx(g, day_at(g, m + day, 8, 20), rel, acct, amt, GCH_ACH, "family support", -1));
+    }
+    int aunt = ext_party(g, 0, "US");
+    CHECK(aunt);
+    CHECK(add_tx(g, day_at(g, aml_rng_range(&g->r, 0, g->days - 1), 8, 20), aunt, acct, money(g, 200, 900), GCH_ACH,
+                 "gift", -1));
+    g->c[g->a[acct].cust].exp_vol += total + total / 4;
+    return 0;
+}
+
 /* Monthly flows from day `from_day` (may be negative), everyday flows in [0, days). */
 static int background(gen *g, int acct, int kind, int64_t from_day)
 {
+    if (kind == BG_QUIET)
+        return bg_quiet(g, acct);
+    if (kind == BG_GROWING)
+        return bg_growing(g, acct, from_day);
+    if (kind == BG_FAMILY)
+        return bg_family(g, acct, from_day);
     if (kind == BG_SALARIED || kind == BG_STUDENT || kind == BG_RETIRED)
         return bg_person(g, acct, kind, from_day);
     if (kind == BG_SHOP)
@@ -555,11 +623,6 @@ static int64_t pattern_day(gen *g, int span)
     return aml_rng_range(&g->r, lo, hi);
 }
 
-#define CHECK(x)         \
-    do {                 \
-        if ((x) < 0)     \
-            return -1;   \
-    } while (0)
 
 /* T01: cash just below the threshold; look-alike: a grocery depositing over it daily (CTRs filed). */
 static int inj_t01(gen *g, int la)
@@ -1316,12 +1379,17 @@ static int background_customers(gen *g)
 {
     for (int i = 0; i < g->o->customers; i++) {
         double u = aml_rng_unit(&g->r);
-        int kind = u < 0.60 ? BG_SALARIED : u < 0.70 ? BG_STUDENT : u < 0.80 ? BG_RETIRED : u < 0.92 ? BG_SHOP : BG_COMPANY;
+        int kind = u < 0.55 ? BG_SALARIED : u < 0.60 ? BG_QUIET : u < 0.66 ? BG_STUDENT : u < 0.70 ? BG_FAMILY
+                   : u < 0.80 ? BG_RETIRED : u < 0.92 ? BG_SHOP : u < 0.97 ? BG_COMPANY : BG_GROWING;
         static const char *const jobs[] = {"Teacher", "Nurse", "Engineer", "Accountant", "Driver", "Electrician",
                                            "Pharmacist", "Designer", "Mechanic", "Chef"};
-        const char *occ = kind == BG_SALARIED ? PICK(jobs) : kind == BG_STUDENT ? "Student"
-                          : kind == BG_RETIRED ? "Retired" : kind == BG_SHOP ? "Convenience store" : "Manufacturing";
-        int a = subject(g, kind == BG_SHOP || kind == BG_COMPANY, occ, kind, kind == BG_SHOP);
+        const char *occ = kind == BG_SALARIED || kind == BG_QUIET      ? PICK(jobs)
+                          : kind == BG_STUDENT || kind == BG_FAMILY    ? "Student"
+                          : kind == BG_RETIRED                         ? "Retired"
+                          : kind == BG_SHOP                            ? "Convenience store"
+                                                                       : "Manufacturing";
+        int entity = kind == BG_SHOP || kind == BG_COMPANY || kind == BG_GROWING;
+        int a = subject(g, entity, occ, kind, kind == BG_SHOP);
         CHECK(a);
         if (g->nbg == g->capbg) {
             size_t nc = g->capbg ? g->capbg * 2 : 256;

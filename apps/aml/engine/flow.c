@@ -382,7 +382,9 @@ static void t05_attribute(eng *e, const acct_view *v, t05_state *s, const t05_pa
         s->pin[k + 1] = s->pin[k] + (t->dir == DIR_IN ? t->usd : 0);
         s->pout[k + 1] = s->pout[k] + (t->dir == DIR_OUT ? t->usd : 0);
         if (t->dir == DIR_IN) {
-            if (t->usd >= p->minc) {
+            /* Transfers only: cash placed and moved on is T02's funnel, and a shop's takings paying
+             * its suppliers are its trade (the Prism and Oracle scenarios are funds-transfer flows). */
+            if (t->usd >= p->minc && t->ch != CH_CASH) {
                 s->lag[s->nc] = -1;
                 s->cred[s->nc] = i;
                 s->stack[top++] = s->nc;
@@ -775,6 +777,23 @@ static int64_t t13_payer(const acct_view *v, size_t i, const imap *cond, imap *l
     return payer;
 }
 
+/*
+ * The payer of credit tx[i] pays the account again a month later (25-35 days) within 10% of the
+ * amount: a regular income (salary, pension, rent) starting, which is not a third-party payment
+ * however new the payer. The scan judges a window after the fact, so the later credit is known.
+ */
+static int t13_recurring(const acct_view *v, size_t i)
+{
+    const etx *t = &v->tx[i];
+    for (size_t k = lower_at(v->tx, v->ntx, t->at + 25 * AML_DAY); k < v->ntx && v->tx[k].at <= t->at + 35 * AML_DAY;
+         k++) {
+        const etx *u = &v->tx[k];
+        if (u->dir == DIR_IN && u->cp == t->cp && llabs(u->usd - t->usd) * 10 <= t->usd)
+            return 1;
+    }
+    return 0;
+}
+
 /* Collects the unknown payers of the window (the whole history is walked, so that a cash depositor
  * seen before the window counts as known). */
 static int t13_collect(eng *e, const acct_view *v, const t13_par *p, t13_payers *py)
@@ -806,6 +825,8 @@ static int t13_collect(eng *e, const acct_view *v, const t13_par *p, t13_payers 
             py->unjudged++; /* "unknown" needs a warm-up of observed history */
             continue;
         }
+        if (payer > 0 && t13_recurring(v, i))
+            continue; /* a new employer, pension or tenant: regular income, not a third party */
         cands_push(&py->c, i, t->at, payer, t->usd);
     }
     imap_free(&cond);
