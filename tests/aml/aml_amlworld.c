@@ -73,6 +73,12 @@ static void test_patterns(void)
         T_TRUE(pq[k].recall >= 0.8);
         T_TRUE(pq[k].laundering_alerts > 0);
     }
+    /* The queue: scan cases ranked by their assessment (all were 'normal' before). */
+    T_TRUE(q1(s, "SELECT count(*) FROM cases WHERE origin = 'scan' AND case_score >= 70") > 0);
+    T_EQ_INT(q1(s, "SELECT count(*) FROM cases WHERE origin = 'scan' AND ((case_score >= 70 AND priority NOT IN "
+                   "('high','urgent')) OR (case_score < 70 AND priority IN ('high','urgent')) OR "
+                   "(case_score < 40 AND priority <> 'low'))"),
+             0);
     /* Transaction level on the time-ordered last 20% (the published baselines' split). */
     aml_txn_quality tq;
     T_EQ_INT(aml_eval_txn_level(s, stdout, &tq, &err), 0);

@@ -350,6 +350,25 @@ static int record_matches(aml_store *s, const scan_run *r, const matches *m, siz
     return 0;
 }
 
+/*
+ * The queue order of a case the scan opened, so that the riskiest are worked first: urgent from a
+ * score of 85, or 70 with three typologies or more (independent indicators corroborating each
+ * other); high from 70 (the SAR-filing range of the recommendation); normal from 40; else low.
+ * Cases that already existed keep the priority an analyst gave them.
+ */
+static int rank_case(aml_store *s, const char *case_id, aml_err *err)
+{
+    sqlite3_stmt *q = aml_stmt(s, "UPDATE cases SET priority = CASE "
+                                  "WHEN case_score >= 85 OR (case_score >= 70 AND (SELECT count(*) FROM case_typologies t "
+                                  "WHERE t.case_id = cases.case_id) >= 3) THEN 'urgent' "
+                                  "WHEN case_score >= 70 THEN 'high' WHEN case_score >= 40 THEN 'normal' ELSE 'low' END "
+                                  "WHERE case_id = ?");
+    if (!q)
+        return aml_errf(err, "%s", s->errmsg);
+    aml_bind_text(q, 1, case_id);
+    return aml_step_done(s, q, err);
+}
+
 /* The group of root: its case opened or updated, its accounts added, the case assessed as a whole. */
 static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t *parent, size_t root,
                       const aml_params *p, aml_scan_stats *st, aml_err *err)
@@ -362,10 +381,11 @@ static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t 
             gmask |= m->masks[i];
         }
     char case_id[AML_CASE_ID_MAX + 1];
-    int rc = open_case_of(s, &members, case_id, sizeof case_id, err);
+    int rc = open_case_of(s, &members, case_id, sizeof case_id, err), opened = 0;
     if (!rc && !case_id[0]) {
         rc = open_case(s, r, &members, gmask, case_id, sizeof case_id, err);
         st->cases_opened += !rc;
+        opened = !rc;
     } else if (!rc) {
         rc = update_case(s, r, case_id, err);
         st->cases_updated += !rc;
@@ -382,7 +402,9 @@ static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t 
         if (uf_find(parent, i) == root)
             rc = record_matches(s, r, m, i, case_id, err);
     free(members.v);
-    return rc ? -1 : aml_case_reassess(s, case_id, p, r->actor, err);
+    if (rc || aml_case_reassess(s, case_id, p, r->actor, err))
+        return -1;
+    return opened ? rank_case(s, case_id, err) : 0;
 }
 
 /* The run's counts, once its cases are made. */
