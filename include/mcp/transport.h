@@ -74,7 +74,8 @@ typedef struct mcp_http_opts {
     unsigned max_sessions;       /* legacy sessions; 0 = 1024 */
     unsigned session_idle_ms;    /* legacy sessions expire after this idle time; 0 = 30 minutes */
     unsigned connection_timeout_s; /* idle connections are closed after this, and a request body
-                                      must arrive within it; 0 = 60 */
+                                      (and on a kept-alive connection the next request head) must
+                                      be complete within it; 0 = 60 */
     unsigned retry_ms;           /* the SSE `retry` hint (2025-11-25 streams); 0 = 1000 */
     unsigned keepalive_ms;       /* SSE keep-alive comments on waiting streams; 0 = 1000 */
     int legacy_sse;              /* nonzero: also serve the deprecated HTTP+SSE transport

@@ -104,6 +104,7 @@ typedef struct frame {
 typedef struct session session;
 typedef struct stream stream;
 typedef struct hreq hreq;
+typedef struct hconn hconn;
 
 /* An event kept for replay on a legacy stream. */
 typedef struct event {
@@ -192,18 +193,23 @@ struct hreq {
     size_t qbytes;              /* bytes in head..tail (counted in hs->buffered) */
     int overflow;               /* closed for holding too many unsent bytes: nothing more is queued */
     int fd;                     /* the connection's socket (valid while !ended) */
+    hconn *hc;                  /* the connection's deadline record, or NULL */
 };
 
 enum { M_OTHER = 0, M_POST, M_GET, M_DELETE, M_OPTIONS };
 
-/* A TCP connection whose first request head has not arrived yet (or has):
- * the ticker closes it when the head is late (slowloris). */
-typedef struct hconn hconn;
+/* What a connection is waiting for from its client, with a deadline. */
+enum { PH_HEAD = 0, PH_BODY, PH_NONE, PH_NEXT, PH_LATE };
+
+/* A TCP connection: the ticker closes it when its client is late with the
+ * first request head (head_timeout_s), a request body, or the next request
+ * head on a kept-alive connection (connection_timeout_s each), however the
+ * bytes trickle in (slowloris). */
 struct hconn {
     hconn *next, *prev;  /* server's list (under conns_mu) */
     int fd;              /* its socket, noted on libmicrohttpd's thread */
-    uint64_t started;    /* monotonic ms */
-    int head_seen;       /* 1: a head arrived; 2: closed for being late */
+    int phase;           /* PH_*: what it waits for (PH_NONE: the server is answering) */
+    uint64_t deadline;   /* monotonic ms by which that must have arrived */
 };
 
 struct mcp_http_server {
@@ -1457,26 +1463,44 @@ static void session_close(mcp_http_server *hs, session *s)
 /* ------------------------------------------------------------------------ */
 /* The ticker: keep-alives, late answers become streams, session expiry      */
 
+/* What a connection waits for next, and for how long (s); 0 s: no deadline. */
+static void conn_wait(mcp_http_server *hs, hconn *c, int phase, unsigned secs)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&hs->conns_mu);
+    if (c->phase != PH_LATE) {
+        c->phase = phase;
+        c->deadline = secs ? mcp__mono_ms() + (uint64_t)secs * 1000u : 0;
+    }
+    pthread_mutex_unlock(&hs->conns_mu);
+}
+
 /*
- * Connections whose first request head is later than head_timeout_s are
- * shut down; libmicrohttpd then sees the end of the stream and closes them
- * on its own thread. Only descriptors still on the list are touched, and a
- * connection leaves the list before its socket is closed (on_connection).
+ * Connections whose client is late (conn_wait) are shut down;
+ * libmicrohttpd then sees the end of the stream and closes them on its own
+ * thread. Only descriptors still on the list are touched, and a connection
+ * leaves the list before its socket is closed (on_connection).
  */
 static void head_sweep(mcp_http_server *hs, uint64_t now)
 {
-    unsigned late = 0;
+    unsigned late[PH_LATE] = {0};
     pthread_mutex_lock(&hs->conns_mu);
     for (hconn *c = hs->conns; c; c = c->next)
-        if (!c->head_seen && now - c->started >= (uint64_t)hs->head_timeout_s * 1000u) {
-            c->head_seen = 2;
+        if (c->phase != PH_LATE && c->deadline && now >= c->deadline) {
+            late[c->phase]++;
+            c->phase = PH_LATE;
             shutdown(c->fd, SHUT_RDWR);
-            late++;
         }
     pthread_mutex_unlock(&hs->conns_mu);
-    if (late)
+    if (late[PH_HEAD])
         mcp__server_diag(hs->srv, MCP_LOG_INFO, "http: closed %u connection(s) whose request head took over %u s",
-                         late, hs->head_timeout_s);
+                         late[PH_HEAD], hs->head_timeout_s);
+    if (late[PH_BODY] || late[PH_NEXT])
+        mcp__server_diag(hs->srv, MCP_LOG_INFO,
+                         "http: closed %u connection(s) whose request body, and %u whose next request head on a "
+                         "kept-alive connection, took over %u s",
+                         late[PH_BODY], late[PH_NEXT], hs->request_timeout_s);
 }
 
 static void active_add(hreq *r)
@@ -2297,17 +2321,14 @@ static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc
 {
     /* The head is in: from now on the idle timeout applies (on_connection). */
     MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, hs->conn_timeout_s);
+    /* The body (if any) must be complete within request_timeout_s. */
     const union MHD_ConnectionInfo *sc = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    if (sc && sc->socket_context) {
-        hconn *c = sc->socket_context;
-        pthread_mutex_lock(&hs->conns_mu);
-        if (!c->head_seen)
-            c->head_seen = 1;
-        pthread_mutex_unlock(&hs->conns_mu);
-    }
+    hconn *hc = sc ? sc->socket_context : NULL;
+    conn_wait(hs, hc, PH_BODY, hs->request_timeout_s);
     hreq *r = mcp__calloc(1, sizeof *r);
     if (!r)
         return MHD_NO;
+    r->hc = hc;
     pthread_mutex_init(&r->mu, NULL);
     r->refs = 1; /* libmicrohttpd's, dropped in request_completed */
     r->hs = hs;
@@ -2388,6 +2409,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
         /* Called again after a resume: the response can now be decided. */
         return respond(r);
     }
+    /* The request is all in: the server owes the next move. */
+    conn_wait(hs, r->hc, PH_NONE, 0);
     pthread_mutex_lock(&hs->mu);
     int stopping = hs->stopping;
     pthread_mutex_unlock(&hs->mu);
@@ -2431,7 +2454,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
         if (!c)
             return;
         c->fd = ci->connect_fd;
-        c->started = mcp__mono_ms();
+        c->phase = PH_HEAD;
+        c->deadline = mcp__mono_ms() + (uint64_t)hs->head_timeout_s * 1000u;
         pthread_mutex_lock(&hs->conns_mu);
         c->next = hs->conns;
         if (c->next)
@@ -2510,6 +2534,9 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
     }
     if (listed)
         active_remove(r);
+    /* Kept alive, the connection's next request head must be complete
+     * within the idle timeout, however it trickles in. */
+    conn_wait(r->hs, r->hc, PH_NEXT, r->hs->conn_timeout_s);
     hreq_unref(r);
 }
 

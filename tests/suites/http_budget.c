@@ -14,7 +14,9 @@
  *      over from a connection that still holds it;
  *   e. ending a session whose handler ignores cancellation does not hold
  *      the network thread (a one-thread server keeps answering);
- *   f. stop takes one grace for all sessions and 2026-07-28 calls.
+ *   f. stop takes one grace for all sessions and 2026-07-28 calls;
+ *   g. on a kept-alive connection the next request head, and any body,
+ *      must be complete within connection_timeout_s however they trickle.
  */
 #include <mcp/mcp.h>
 
@@ -62,6 +64,7 @@ static int g_passed, g_failed;
     } while (0)
 
 static unsigned g_port;
+#define LOAD(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
 static int g_log_request_cap, g_log_budget; /* log lines of each kind */
 static int g_chatter_running, g_chatter_cancelled;
 
@@ -92,7 +95,8 @@ static long rss_kib(void)
     return kib;
 }
 
-/* Progress notifications of 4 KiB each until cancelled (at most `n`, 96 MiB by default). */
+/* Progress notifications of 4 KiB each until cancelled (at most `n`, 96 MiB
+ * by default), `ms` apart. */
 static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
 {
     (void)ud;
@@ -103,8 +107,11 @@ static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
     long n = (long)mcp_json_int(mcp_json_get(args, "n"));
     if (n <= 0)
         n = 24576;
+    long ms = (long)mcp_json_int(mcp_json_get(args, "ms"));
     int cancelled = 0;
     for (long i = 1; i <= n; i++) {
+        if (ms)
+            sleep_ms(ms);
         if (mcp_call_progress(call, (double)i, -1, msg) == MCP_ERR_CANCELLED || mcp_call_is_cancelled(call)) {
             cancelled = 1;
             break;
@@ -270,7 +277,8 @@ static mcp_server *new_server(unsigned workers)
     mcp_tool_def d;
     memset(&d, 0, sizeof d);
     d.name = "chatter";
-    d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"},\"ms\":{\"type\":"
+                     "\"integer\"}}}";
     d.handler = chatter_tool;
     mcp_server_add_tool(srv, &d, NULL);
     d.name = "stubborn";
@@ -315,7 +323,7 @@ static void nonreader_test(void)
     if (!hs)
         return;
     long rss0 = rss_kib(), peak = rss0;
-    g_chatter_cancelled = 0;
+    __atomic_store_n(&g_chatter_cancelled, 0, __ATOMIC_RELAXED);
     int fd = chatter_nonreader(2);
     CHECK(fd >= 0, "the non-reader connects");
     uint64_t t0 = now_us();
@@ -332,10 +340,10 @@ static void nonreader_test(void)
     close(fd);
     int done = chatters_done(5000);
     printf("non-reader: stream closed after %.2f s (logged: %d); resident memory %ld -> peak %ld KiB\n", took,
-           g_log_request_cap, rss0, peak);
+           LOAD(g_log_request_cap), rss0, peak);
     CHECK(closed, "the stream of a client that stops reading is closed, with a log line");
     CHECK(eof, "the server ends the connection");
-    CHECK(done && g_chatter_cancelled == 1, "the chatty call is cancelled (%d)", g_chatter_cancelled);
+    CHECK(done && LOAD(g_chatter_cancelled) == 1, "the chatty call is cancelled (%d)", LOAD(g_chatter_cancelled));
     CHECK(peak - rss0 < 64 * 1024, "memory stays bounded (+%ld KiB, cap 64 MiB)", peak - rss0);
     mcp_http_server_stop(hs, 1000);
     mcp_server_free(srv);
@@ -357,7 +365,7 @@ static void budget_test(void)
     if (!hs)
         return;
     long rss0 = rss_kib(), peak = rss0;
-    g_chatter_cancelled = 0;
+    __atomic_store_n(&g_chatter_cancelled, 0, __ATOMIC_RELAXED);
     int fds[BUDGET_READERS];
     for (int i = 0; i < BUDGET_READERS; i++)
         fds[i] = chatter_nonreader(30 + i);
@@ -371,10 +379,10 @@ static void budget_test(void)
     }
     int done = chatters_done(5000);
     printf("budget: %d non-readers closed in %.2f s (budget log lines: %d); resident memory %ld -> peak %ld KiB\n",
-           eofs, (now_us() - t0) / 1e6, g_log_budget, rss0, peak);
+           eofs, (now_us() - t0) / 1e6, LOAD(g_log_budget), rss0, peak);
     CHECK(eofs == BUDGET_READERS, "every non-reader's stream is closed (%d of %d)", eofs, BUDGET_READERS);
-    CHECK(g_log_budget > 0, "the server's budget is named in the log");
-    CHECK(done && g_chatter_cancelled == BUDGET_READERS, "their calls are cancelled (%d)", g_chatter_cancelled);
+    CHECK(LOAD(g_log_budget) > 0, "the server's budget is named in the log");
+    CHECK(done && LOAD(g_chatter_cancelled) == BUDGET_READERS, "their calls are cancelled (%d)", LOAD(g_chatter_cancelled));
     CHECK(peak - rss0 < 64 * 1024, "memory stays bounded (+%ld KiB)", peak - rss0);
     mcp_http_server_stop(hs, 1000);
     mcp_server_free(srv);
@@ -456,11 +464,12 @@ static void replay_test(void)
     CHECK(hs && open_session(sid), "a legacy session opens");
     if (!hs)
         return;
-    /* 100 events of 4 KiB, then the answer; the client reads the priming
-     * event only and leaves. */
+    /* 100 events of 4 KiB, 10 ms apart (so the answer is not all written
+     * before the client leaves), then the answer; the client reads the
+     * priming event only and leaves. */
     char resp[4096] = "";
     int fd = post(sid, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
-                       "\"arguments\":{\"n\":100},\"_meta\":{\"progressToken\":5}}}");
+                       "\"arguments\":{\"n\":100,\"ms\":10},\"_meta\":{\"progressToken\":5}}}");
     int primed = read_until(fd, resp, sizeof resp, NULL, "retry:", 5000) == 1;
     char stream_id[64] = "";
     const char *idp = strstr(resp, "id: ");
@@ -517,8 +526,9 @@ static void replay_test(void)
     fd = get_stream(sid, get_id);
     resp[0] = '\0';
     int resumed = read_until(fd, resp, sizeof resp, NULL, "tools/list_changed", 3000) == 1;
-    CHECK(get_id[0] && resumed, "the GET stream resumes with Last-Event-ID after its connection ended (%.12s)",
-          resp);
+    const char *why = strstr(resp, "Not Found");
+    CHECK(get_id[0] && resumed, "the GET stream resumes with Last-Event-ID after its connection ended (%s: %.12s %.40s)",
+          get_id, resp, why ? why : "");
     /* Taken over while that connection still holds it: later notifications
      * follow the new connection. */
     int fd2 = get_stream(sid, get_id);
@@ -659,6 +669,60 @@ static void stop_test(void)
     mcp_server_free(srv);
 }
 
+/* ---- g. deadlines on kept-alive connections -------------------------------------- */
+
+/* Sends `lead` at once, then `trickle` a byte every 300 ms; the seconds
+ * until the server closed the connection, or -1 after 8 s. */
+static double trickle_after(int fd, const char *lead, const char *trickle)
+{
+    char resp[4096] = "";
+    send_all(fd, lead, strlen(lead));
+    uint64_t t0 = now_us();
+    for (size_t i = 0; now_us() - t0 < 8000000u; i = (i + 1) % strlen(trickle)) {
+        if (send(fd, trickle + i, 1, MSG_NOSIGNAL) != 1)
+            return (now_us() - t0) / 1e6;
+        resp[0] = '\0';
+        if (read_until(fd, resp, sizeof resp, NULL, NULL, 300) == 0)
+            return (now_us() - t0) / 1e6;
+    }
+    return -1;
+}
+
+static void keepalive_test(void)
+{
+    mcp_server *srv = new_server(2);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.connection_timeout_s = 2;
+    mcp_http_server *hs = srv ? start(srv, &ho) : NULL;
+    if (!hs)
+        return;
+    /* One whole request, answered; then the next head trickles in. */
+    int fd = connect_from(1, 0);
+    char req[256], resp[4096] = "";
+    snprintf(req, sizeof req, "GET /mcp HTTP/1.1\r\nHost: localhost:%u\r\n\r\n", g_port);
+    send_all(fd, req, strlen(req));
+    int answered = read_until(fd, resp, sizeof resp, NULL, "Method Not Allowed", 5000) == 1;
+    double head = trickle_after(fd, "", "GET /mcp HTTP/1.1\r\nX-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    close(fd);
+    /* A body that trickles. */
+    fd = connect_from(1, 0);
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: localhost:%u\r\nContent-Type: application/json\r\nAccept: "
+             "application/json\r\nContent-Length: 1000\r\n\r\n{",
+             g_port);
+    double body = trickle_after(fd, req, "                ");
+    close(fd);
+    printf("kept-alive: the next head trickling in was closed after %.1f s, a trickling body after %.1f s "
+           "(connection_timeout_s 2)\n",
+           head, body);
+    CHECK(answered && head > 0 && head < 4.0, "a trickling next head on a kept-alive connection is closed (%.1f s)",
+          head);
+    CHECK(body > 0 && body < 4.0, "a trickling body is closed (%.1f s)", body);
+    mcp_http_server_stop(hs, 0);
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -680,6 +744,7 @@ int main(void)
     replay_test();
     teardown_test();
     stop_test();
+    keepalive_test();
     printf("total: %.1f s\n", (now_us() - t0) / 1e6);
     printf("http_budget: %d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
