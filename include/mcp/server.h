@@ -124,9 +124,12 @@ typedef struct mcp_call_report {
  * handler ever saw (unknown tool, invalid arguments, missing scope, busy):
  * for audit logs and metrics. Called just before the answer is sent (so a
  * record exists before the client sees it; for a cancelled call, when it
- * is dropped), from the thread that answers (an I/O thread, a worker, the
- * timer thread); must be quick and thread-safe and must not call back into
- * the server.
+ * is dropped), from the thread that answers (an I/O thread, an HTTP
+ * network thread, a worker, the timer thread), with none of the library's
+ * locks held: it may call back into the server (register or remove tools,
+ * announce list changes, hand a connection a frame with mcp_conn_recv),
+ * but must not close or free the connection the call belongs to. It must
+ * be thread-safe, and quick: whatever it waits for, that thread waits too.
  */
 typedef void (*mcp_call_report_fn)(const mcp_call_report *report, void *user_data);
 
