@@ -1857,7 +1857,7 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "capabilities must be a JSON object");
     }
     if (mcp_json_parse(&c->empty_doc, "{}", 2, NULL, NULL) != MCP_OK ||
-        mcp__pool_new(&c->pool, o.workers, 1024) != MCP_OK) {
+        mcp__pool_new(&c->pool, o.workers, 1024, NULL) != MCP_OK) {
         mcp_client_close(c);
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }

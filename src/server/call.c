@@ -12,6 +12,7 @@
 #include "util/util.h"
 #include "server/server_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,9 @@
  * for the content itself (a typical text block fits, so it rarely grows). */
 #define ANSWER_ROOM 256u
 #define CONTENT_ROOM 256u
+/* A tool whose handler last ran this long or longer (µs) may be slow: the
+ * answers a worker holds back are written before it runs (conn.c). */
+#define QUICK_US 100u
 
 
 
@@ -340,16 +344,25 @@ static void run_job(mcp__job *job)
 {
     mcp_call *call = (mcp_call *)job;
     mcp_conn *c = call->conn;
+    mcp__tool *t = call->tool;
+    /* Answers this worker has not written yet (conn.c) wait no longer,
+     * unless this call is known to be quick and others are queued after it. */
+    unsigned last_us = atomic_load_explicit(&t->last_run_us, memory_order_relaxed);
+    if (last_us == 0 || last_us >= QUICK_US || !mcp__pool_worker_more())
+        mcp__conn_flush_owed();
+    uint64_t run0 = mcp__mono_ns();
     pthread_mutex_lock(&c->mu);
     call->state = MCP__CALL_RUNNING;
     c->running++;
     pthread_mutex_unlock(&c->mu);
     if (!atomic_load(&call->finished)) {
         if (call->timeout_ms) {
-            call->deadline_ns = mcp__mono_ns() + (uint64_t)call->timeout_ms * 1000000ull;
+            call->deadline_ns = run0 + (uint64_t)call->timeout_ms * 1000000ull;
             mcp__server_timer_add(c->srv, call);
         }
         execute(call);
+        uint64_t took = (mcp__mono_ns() - run0) / 1000u + 1u; /* 0 = never ran */
+        atomic_store_explicit(&t->last_run_us, took > UINT_MAX ? UINT_MAX : (unsigned)took, memory_order_relaxed);
     }
     if (call->timeout_ms)
         mcp__server_timer_remove(c->srv, call);

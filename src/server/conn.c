@@ -27,6 +27,53 @@
 /* ------------------------------------------------------------------------ */
 /* Sending                                                                   */
 
+/*
+ * Deferred flushes. A worker that sends the final answer of a call while
+ * other calls wait in the pool's queue does not write it at once: the
+ * connection's flush is owed, and paid when the worker finds the queue
+ * empty (the pool's idle hook), before it runs a call that is not known to
+ * be quick (call.c), when it sends to another connection, or after
+ * OWED_MAX answers. A burst of calls then leaves in a few write()s instead
+ * of one per call, and the wake-ups of the reader with them. Anyone's flush
+ * writes every pending frame, so an owed answer often leaves earlier.
+ * While owed, the connection's `flushing` count stays raised: its transport
+ * (which waits for that count before it goes away) outlives the debt.
+ * Only frames ending a call wait: progress, log and requests to the client
+ * go out at once.
+ */
+#define OWED_MAX 32u
+static _Thread_local mcp_conn *owed;
+static _Thread_local unsigned owed_n;
+
+void mcp__conn_flush_owed(void)
+{
+    mcp_conn *c = owed;
+    if (!c)
+        return;
+    owed = NULL;
+    owed_n = 0;
+    c->flush(c->send_ud);
+    atomic_fetch_sub(&c->flushing, 1);
+}
+
+/* After a final frame sent to c with `flushing` raised: 1 when its flush is
+ * now owed (or was paid here), 0 when the caller flushes at once. */
+static int defer_flush(mcp_conn *c)
+{
+    if (!mcp__pool_worker_more())
+        return 0;
+    if (owed == c) {
+        atomic_fetch_sub(&c->flushing, 1); /* the debt already counted covers this frame */
+        if (++owed_n >= OWED_MAX)
+            mcp__conn_flush_owed();
+        return 1;
+    }
+    mcp__conn_flush_owed(); /* another connection's */
+    owed = c;
+    owed_n = 1;
+    return 1;
+}
+
 mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id *related, int final)
 {
     mcp_status st = MCP_ERR_CLOSED;
@@ -49,7 +96,7 @@ mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id
         }
     }
     pthread_mutex_unlock(&c->send_mu);
-    if (flush) {
+    if (flush && !(final && defer_flush(c))) {
         c->flush(c->send_ud);
         atomic_fetch_sub(&c->flushing, 1);
     }
@@ -1024,8 +1071,8 @@ mcp_status mcp_conn_new(mcp_conn **out, mcp_server *srv, mcp_send_fn send, void 
     atomic_init(&c->refs, 1);
     atomic_init(&c->log_level, -1);
     atomic_init(&c->flushing, 0);
-    pthread_mutex_init(&c->send_mu, NULL);
-    pthread_mutex_init(&c->mu, NULL);
+    mcp__mutex_init_hot(&c->send_mu);
+    mcp__mutex_init_hot(&c->mu);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

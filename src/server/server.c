@@ -257,7 +257,7 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
     if (!st && (st = mcp__tasks_new(srv)) != MCP_OK)
         mcp__fail(err, st, 0, 0, "out of memory");
     if (!st) {
-        st = mcp__pool_new(&srv->pool, o.workers, o.queue_max);
+        st = mcp__pool_new(&srv->pool, o.workers, o.queue_max, mcp__conn_flush_owed);
         if (st)
             mcp__fail(err, st, 0, 0, "cannot start %u worker threads", o.workers);
     }

@@ -69,6 +69,7 @@ typedef struct mcp__tool {
     void *user_data;            /* its user data */
     void (*user_data_free)(void *); /* user data destructor, or NULL */
     int task_support;           /* mcp_task_support */
+    atomic_uint last_run_us;    /* how long its handler last ran, in µs + 1; 0 = not yet (a hint) */
 } mcp__tool;
 
 typedef struct mcp__conn_list {
@@ -375,6 +376,13 @@ mcp_status mcp__conn_send(mcp_conn *c, const mcp_buf *frame);
  * it right after mcp_conn_new(), before the first frame arrives.
  */
 void mcp__conn_set_flush(mcp_conn *c, void (*flush)(void *user_data));
+/*
+ * Pays the flush the calling worker owes, if any (see conn.c: a worker
+ * defers writing a call's answer while other calls wait in the pool).
+ * The server pool's idle hook; call.c calls it before a call that may be
+ * slow.
+ */
+void mcp__conn_flush_owed(void);
 /* Waits until no thread is inside the flush hook; call after mcp_conn_close(). */
 void mcp__conn_wait_flush(mcp_conn *c);
 void mcp__conn_release(mcp_conn *c);

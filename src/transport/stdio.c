@@ -14,7 +14,9 @@
  * "corks" its own output: the answers it produces meanwhile (cheap requests
  * and inline tools answer right there) are written together when the chunk
  * is done, before the next read() can block. Workers never wait for the
- * cork: their flush writes whatever is pending. A pending buffer that
+ * cork: their flush writes whatever is pending. It also holds the worker
+ * pool meanwhile (mcp__pool_hold): the chunk's tool calls wake one worker
+ * at its end, not one each. A pending buffer that
  * reaches FLUSH_AT is written at once even while corked, and a sender that
  * finds PENDING_MAX bytes waiting while the writer is stuck on a slow
  * reader waits too, so memory stays bounded and a client that does not
@@ -172,7 +174,7 @@ mcp_status mcp_stdio_serve_sized(mcp_server *srv, const mcp_stdio_opts *opts, si
     out.io_thread = pthread_self();
     mcp_buf_init(&out.pend, 0);
     mcp_buf_init(&out.spare, 0);
-    pthread_mutex_init(&out.mu, NULL);
+    mcp__mutex_init_hot(&out.mu);
     pthread_cond_init(&out.room, NULL);
 
     mcp_conn *c;
@@ -203,6 +205,7 @@ mcp_status mcp_stdio_serve_sized(mcp_server *srv, const mcp_stdio_opts *opts, si
         if (n == 0)
             break;
         set_cork(&out, 1);
+        mcp__pool_hold(srv->pool); /* the chunk's calls wake one worker, at its end */
         const char *p = chunk, *end = chunk + n;
         while (p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -223,6 +226,7 @@ mcp_status mcp_stdio_serve_sized(mcp_server *srv, const mcp_stdio_opts *opts, si
                     mcp_buf_reset(&line);
                     skipping = 1;
                 } else if (take && (st = mcp_buf_append(&line, p, take))) {
+                    mcp__pool_unhold(srv->pool);
                     set_cork(&out, 0);
                     goto done;
                 }
@@ -241,6 +245,7 @@ mcp_status mcp_stdio_serve_sized(mcp_server *srv, const mcp_stdio_opts *opts, si
                 mcp_conn_recv(c, line.data, len);
             mcp_buf_reset(&line);
         }
+        mcp__pool_unhold(srv->pool);
         set_cork(&out, 0); /* before read() may block */
     }
     /* A last frame without its newline still counts. */

@@ -8,6 +8,8 @@
 
 #include "mcp/base.h"
 
+#include <pthread.h>
+
 typedef struct mcp__job mcp__job;
 
 /* Runs a job on a worker thread. The job is no longer in the pool. */
@@ -23,14 +25,43 @@ struct mcp__job {
 
 typedef struct mcp__pool mcp__pool;
 
-/* Starts `threads` workers (>= 1) with room for `queue_max` waiting jobs. */
-mcp_status mcp__pool_new(mcp__pool **out, unsigned threads, unsigned queue_max);
+/*
+ * Initialises a mutex for short critical sections taken by several threads
+ * at once (the pool's queue, a connection's tables, an output buffer): on
+ * glibc an adaptive mutex, which spins briefly on contention before it
+ * sleeps in the kernel, since the holder is about to release it.
+ */
+void mcp__mutex_init_hot(pthread_mutex_t *mu);
+
+/*
+ * Starts `threads` workers (>= 1) with room for `queue_max` waiting jobs.
+ * `idle`, when not NULL, runs on a worker each time it finds the queue
+ * empty, before it waits (and before it exits): work a job deferred while
+ * more jobs were queued is done there (see mcp__pool_worker_more).
+ */
+mcp_status mcp__pool_new(mcp__pool **out, unsigned threads, unsigned queue_max, void (*idle)(void));
+
+/*
+ * On a worker of a pool with an idle hook: 1 while other jobs wait in its
+ * queue (a hint, read without the lock); 0 on any other thread.
+ */
+int mcp__pool_worker_more(void);
 
 /*
  * Queues a job. Returns MCP_ERR_BUSY at once when the queue is full, and
  * MCP_ERR_CLOSED when the pool is stopping; the job is then not queued.
  */
 mcp_status mcp__pool_submit(mcp__pool *p, mcp__job *job);
+
+/*
+ * Batches submissions from the calling thread: until mcp__pool_unhold(p),
+ * its mcp__pool_submit() calls queue jobs (busy workers take them) without
+ * waking a sleeping worker; unhold wakes one for all of them. Hold only
+ * while doing quick work (an I/O thread handling the frames of one read()):
+ * held jobs may wait for the unhold when every worker sleeps.
+ */
+void mcp__pool_hold(mcp__pool *p);
+void mcp__pool_unhold(mcp__pool *p);
 
 /* Withdraws a job that has not started: 1 when it was removed, 0 otherwise. */
 int mcp__pool_withdraw(mcp__pool *p, mcp__job *job);
