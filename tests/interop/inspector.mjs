@@ -421,7 +421,7 @@ const AML_TOOLS = ['listCases', 'listTypologies', 'assessTypology', 'assessCase'
 const AML_APP_TOOLS = ['assessCase', 'caseGraph', 'traceFunds']; /* linked to the MCP App ui://aml/case-view */
 
 /*
- * `--app-info` (MCP Apps): with --advertise-apps (the client declares
+ * `--app-info` (MCP Apps), over stdio in both eras: with --advertise-apps (the client declares
  * io.modelcontextprotocol/ui) each linked tool reports the view, its MIME
  * type and an empty CSP; without, the server offers no app (exit 2).
  */
@@ -476,9 +476,9 @@ async function amlChecks(check, p, target, era, { assess = true } = {}) {
             assert.ok(t.includes(`${c.caseId} [${c.status}] risk high`), `${c.caseId} missing from the text: ${t}`);
         first = cases[0];
     });
-    await appInfoChecks(check, p, target, era);
     if (!assess)
         return;
+    await appInfoChecks(check, p, target, era); /* stdio only, like assessCase: each run costs seconds */
     await check(`${p}.tools_call_assessCase`, async () => {
         assert.ok(first, 'listCases failed');
         const { result } = await inspectResult(target, era, ['--method', 'tools/call', '--tool-name', 'assessCase',
