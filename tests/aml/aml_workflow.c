@@ -187,6 +187,38 @@ static void test_stdio_rules(void)
                                           "\"rationale\":\"Not enough to go on.\"}");
     CHECK(o.ok && o.is_error && strstr(o.text, "Unknown caseId"));
     out_free(&o);
+    /* suppressAlert: refused with the reason, then recorded with who, why and until when. */
+    char acc[64] = "", until[11], args[600];
+    aml_store *fs;
+    aml_err ferr = {{0}};
+    if (aml_store_open(&fs, db, AML_OPEN_READONLY, &ferr) == 0) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(fs->db, "SELECT a.account_id FROM case_accounts ca JOIN accounts a ON a.acct_no = "
+                                       "ca.acct_no WHERE ca.case_id = 'CASE-0002' LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+            if (sqlite3_step(q) == SQLITE_ROW)
+                snprintf(acc, sizeof acc, "%s", (const char *)sqlite3_column_text(q, 0));
+            sqlite3_finalize(q);
+        }
+        aml_store_close(fs);
+    }
+    CHECK(acc[0] != '\0');
+    aml_fmt_date(aml_now() + 30 * AML_DAY, until);
+    snprintf(args, sizeof args, "{\"caseId\":\"CASE-0002\",\"accountId\":\"%s\",\"typology\":\"T01\","
+                                "\"until\":\"2020-01-01\",\"reason\":\"Owner's own takings, documented.\"}", acc);
+    o = call_as("analyst-a", "suppressAlert", args);
+    CHECK(o.ok && o.is_error && strstr(o.text, "until"));
+    out_free(&o);
+    snprintf(args, sizeof args, "{\"caseId\":\"CASE-0002\",\"accountId\":\"%s\",\"typology\":\"T01\","
+                                "\"until\":\"%s\",\"reason\":\"Owner's own takings, documented.\"}", acc, until);
+    o = call_as("analyst-a", "suppressAlert", args);
+    CHECK(o.ok && !o.is_error && strstr(o.structured, "\"suppressionId\"") && strstr(o.structured, until));
+    out_free(&o);
+    CHECK(count_of("SELECT count(*) FROM audit_log WHERE action = 'tool.suppressAlert' AND outcome = 'ok' AND "
+                   "actor = 'analyst-a' AND detail LIKE '%until%' AND case_id = ?",
+                   "CASE-0002") == 1);
+    CHECK(count_of("SELECT count(*) FROM case_events WHERE action = 'suppress' AND actor = 'analyst-a' AND "
+                   "detail LIKE '%own takings%' AND case_id = ?",
+                   "CASE-0002") == 1);
     /* The history is append-only, and the chain verifies. */
     aml_store *s;
     aml_err err = {{0}};

@@ -2,6 +2,7 @@
  * The monitoring scan: see scan.h.
  */
 #include "engine/scan.h"
+#include "engine/suppress.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,7 @@ static int evaluate_accounts(aml_store *s, const aml_scan_opts *o, const scan_ru
             break;
         }
         st->accounts_evaluated++;
+        aml_suppress_filter(s, accts->v[i], r->detected, &a); /* reviewed and found not suspicious, for a period */
         if (a.matched && record_match(s, m, accts->v[i], &a, st))
             rc = aml_errf(err, "out of memory");
         aml_assessment_free(&a);

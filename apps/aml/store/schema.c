@@ -312,6 +312,31 @@ static const char *const migration_4[] = {
     NULL,
 };
 
+/*
+ * Migration 5: alert suppressions (engine/suppress.h). A reviewed account
+ * and typology (a pattern), or account and counterparty (a pair), found not
+ * suspicious: the scan does not alert on it until the date, inclusive. Rows
+ * are never changed or removed: a suppression ends by its date, and the
+ * table is the record of who suppressed what, why and until when.
+ */
+static const char *const migration_5[] = {
+    "CREATE TABLE suppressions (\n"
+    "  suppression_id INTEGER PRIMARY KEY,\n"
+    "  acct_no INTEGER NOT NULL REFERENCES accounts(acct_no),\n"
+    "  counterparty_acct INTEGER REFERENCES accounts(acct_no),\n"
+    "  typology_id TEXT,\n"
+    "  until TEXT NOT NULL, reason TEXT NOT NULL,\n"
+    "  case_id TEXT NOT NULL REFERENCES cases(case_id),\n"
+    "  created_by TEXT NOT NULL, created_at TEXT NOT NULL,\n"
+    "  CHECK (counterparty_acct IS NOT NULL OR typology_id IS NOT NULL));\n"
+    "CREATE INDEX suppressions_acct ON suppressions(acct_no, until);\n"
+    "CREATE TRIGGER suppressions_no_update BEFORE UPDATE ON suppressions\n"
+    "  BEGIN SELECT RAISE(ABORT, 'suppressions are append-only'); END;\n"
+    "CREATE TRIGGER suppressions_no_delete BEFORE DELETE ON suppressions\n"
+    "  BEGIN SELECT RAISE(ABORT, 'suppressions are append-only'); END;\n",
+    NULL,
+};
+
 typedef struct migration {
     const char *const *sql;                  /* DDL statements, NULL-terminated */
     int (*seed)(aml_store *s, aml_err *err); /* data, or NULL */
@@ -323,6 +348,7 @@ static const migration migrations[AML_SCHEMA_VERSION] = {
     {migration_2, NULL},
     {migration_3, NULL},
     {migration_4, NULL},
+    {migration_5, NULL},
 };
 
 int aml_store_migrate(aml_store *s, int64_t from, aml_err *err)

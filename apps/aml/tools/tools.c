@@ -28,6 +28,7 @@ static const aml_tool_scope scopes[] = {
     {"assignCase", "aml.review"},
     {"closeCase", "aml.review"},
     {"reviewClosure", "aml.approve"},
+    {"suppressAlert", "aml.review"},
     {"resource:aml://cases/{caseId}", "aml.read"},
     {"resource:aml://typologies", "aml.read"},
     {"resource:aml://cases/{caseId}/graph.{format}", "aml.read"},

@@ -193,5 +193,5 @@ mcp_status aml_workflow_tools_register(mcp_server *srv, aml_app *app, mcp_error 
         if (st != MCP_OK)
             return st;
     }
-    return MCP_OK;
+    return aml_suppress_tool_register(srv, app, err);
 }

@@ -9,7 +9,9 @@
 
 #include "tools/tools.h"
 
-/** Registers assignCase, closeCase and reviewClosure on `srv`. */
+/** Registers assignCase, closeCase, reviewClosure and suppressAlert on `srv`. */
 mcp_status aml_workflow_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
+/** Registers suppressAlert (tools/suppress.c). */
+mcp_status aml_suppress_tool_register(mcp_server *srv, aml_app *app, mcp_error *err);
 
 #endif /* AML_TOOLS_WORKFLOW_H */
