@@ -13,6 +13,7 @@
 #include "xsdcheck.h"
 
 static char db[700];
+static char warranted[AML_CASE_ID_MAX + 1]; /* a case whose SAR XML was written */
 
 static void test_gen_and_sar_cli(void)
 {
@@ -42,6 +43,8 @@ static void test_gen_and_sar_cli(void)
         r = cr_run(a, NULL);
         if (r.status == 0) {
             written++;
+            if (!warranted[0])
+                snprintf(warranted, sizeof warranted, "%s", ids[i]);
             char *x = cr_slurp(out), why[300] = "";
             if (xsd_check_batch(x, strlen(x), why) == 0)
                 valid++;
@@ -62,7 +65,7 @@ static void test_gen_and_sar_cli(void)
     T_EQ_INT(valid, written);
     T_EQ_INT(written + refused, n);
     /* JSON to stdout by default. */
-    const char *j[] = {"sar", "--db", db, "CASE-0002", NULL};
+    const char *j[] = {"sar", "--db", db, warranted, NULL};
     r = cr_run(j, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "\"sarDraftId\"") != NULL);
@@ -82,15 +85,17 @@ static void test_missing_filer_refused(void)
     char out[800];
     snprintf(out, sizeof out, "%s/refused.xml", cr_dir);
     unlink(out);
-    const char *a[] = {"sar", "--db", db, "CASE-0002", "--format", "fincen-xml", "--out", out, NULL};
+    const char *a[] = {"sar", "--db", db, warranted, "--format", "fincen-xml", "--out", out, NULL};
     r = cr_run(a, NULL);
     T_EQ_INT(r.status, 1);
     T_TRUE(strstr(r.err, "filer.tin") && strstr(r.err, "filer.contact.phone") && strstr(r.err, "2 filer details"));
     T_TRUE(access(out, F_OK) != 0);
     cr_free(&r);
     /* The tool: an isError result naming both, and the JSON draft still available. */
-    static const char *const calls[] = {"draftSar", "{\"caseId\":\"CASE-0002\",\"format\":\"fincen-xml\"}",
-                                        "draftSar", "{\"caseId\":\"CASE-0002\"}", NULL};
+    char a1[200], a2[200];
+    snprintf(a1, sizeof a1, "{\"caseId\":\"%s\",\"format\":\"fincen-xml\"}", warranted);
+    snprintf(a2, sizeof a2, "{\"caseId\":\"%s\"}", warranted);
+    const char *const calls[] = {"draftSar", a1, "draftSar", a2, NULL};
     char *in = cr_session(calls);
     const char *serve[] = {"--db", db, "--actor", "analyst-1", NULL};
     r = cr_run(serve, in);
@@ -131,7 +136,9 @@ static void test_missing_filer_refused(void)
 
 static void test_tool_returns_xml_resource(void)
 {
-    static const char *const calls[] = {"draftSar", "{\"caseId\":\"CASE-0002\",\"format\":\"fincen-xml\"}", NULL};
+    char a1[200];
+    snprintf(a1, sizeof a1, "{\"caseId\":\"%s\",\"format\":\"fincen-xml\"}", warranted);
+    const char *const calls[] = {"draftSar", a1, NULL};
     char *in = cr_session(calls);
     const char *serve[] = {"--db", db, NULL};
     cr_ran r = cr_run(serve, in);

@@ -151,36 +151,97 @@ static void test_stdio_four_eyes(void)
                    "CASE-0003") == 5); /* assign, request, the refused review, approval, the refused re-assign */
 }
 
+static char g_case[AML_CASE_ID_MAX + 1] = "CASE-0002", g_sar[128] = "";
+
+/* A case of the store that matches a typology (it warrants a SAR draft), found with the engine. */
+static void pick_warranted_case(void)
+{
+    aml_store *s;
+    aml_err err = {{0}};
+    if (aml_store_open(&s, db, AML_OPEN_READONLY, &err))
+        return;
+    sqlite3_stmt *q;
+    char ids[64][AML_CASE_ID_MAX + 1];
+    int n = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT case_id FROM cases ORDER BY case_id", -1, &q, NULL) == SQLITE_OK) {
+        while (n < 64 && sqlite3_step(q) == SQLITE_ROW)
+            snprintf(ids[n++], sizeof ids[0], "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+    }
+    aml_params p;
+    aml_params_default(&p);
+    for (int i = 0; i < n; i++) {
+        aml_case c;
+        if (aml_case_load(s, ids[i], &c, &err))
+            continue;
+        aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+        aml_assessment a;
+        int ran = aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, &err) == 0;
+        int hit = ran && a.matched;
+        if (ran)
+            aml_assessment_free(&a);
+        aml_case_free(&c);
+        if (hit) {
+            snprintf(g_case, sizeof g_case, "%s", ids[i]);
+            break;
+        }
+    }
+    aml_store_close(s);
+}
+
+/* s with CASE-0002 read as the warranted case and sar_CASE-0002_v1 as its SAR draft id (one at a time). */
+static const char *sub(const char *s)
+{
+    static char out[2048];
+    size_t o = 0;
+    while (*s && o + 200 < sizeof out) {
+        if (!strncmp(s, "sar_CASE-0002_v1", 16)) {
+            o += (size_t)snprintf(out + o, sizeof out - o, "%s", g_sar);
+            s += 16;
+        } else if (!strncmp(s, "CASE-0002", 9)) {
+            o += (size_t)snprintf(out + o, sizeof out - o, "%s", g_case);
+            s += 9;
+        } else {
+            out[o++] = *s++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
 static void test_stdio_rules(void)
 {
     /* confirmed_suspicious needs the sarId of a SAR draft of this case. */
     call_out o = call_as("analyst-a", "closeCase",
-                         "{\"caseId\":\"CASE-0002\",\"disposition\":\"confirmed_suspicious\",\"rationale\":\"Structuring "
-                         "confirmed by the branch.\"}");
+                         sub("{\"caseId\":\"CASE-0002\",\"disposition\":\"confirmed_suspicious\",\"rationale\":\"Structuring "
+                         "confirmed by the branch.\"}"));
     CHECK(o.ok && o.is_error && strstr(o.text, "sarId"));
     out_free(&o);
     o = call_as("analyst-a", "closeCase",
-                "{\"caseId\":\"CASE-0002\",\"disposition\":\"confirmed_suspicious\",\"rationale\":\"Structuring "
-                "confirmed by the branch.\",\"sarId\":\"sar_CASE-0003_v1\"}");
-    CHECK(o.ok && o.is_error && strstr(o.text, "not a SAR draft of case CASE-0002"));
+                sub("{\"caseId\":\"CASE-0002\",\"disposition\":\"confirmed_suspicious\",\"rationale\":\"Structuring "
+                "confirmed by the branch.\",\"sarId\":\"sar_CASE-0003_v1\"}"));
+    CHECK(o.ok && o.is_error && strstr(o.text, sub("not a SAR draft of case CASE-0002")));
     out_free(&o);
-    o = call_as("analyst-a", "draftSar", "{\"caseId\":\"CASE-0002\"}");
-    CHECK(o.ok && !o.is_error);
+    o = call_as("analyst-a", "draftSar", sub("{\"caseId\":\"CASE-0002\"}"));
+    CHECK(o.ok && !o.is_error && strstr(o.structured, "\"status\":\"draft\""));
+    const char *sid = strstr(o.structured ? o.structured : "", "\"sarDraftId\":\"");
+    if (sid)
+        snprintf(g_sar, sizeof g_sar, "%.*s", (int)strcspn(sid + 14, "\""), sid + 14);
     out_free(&o);
     o = call_as("analyst-a", "closeCase",
-                "{\"caseId\":\"CASE-0002\",\"disposition\":\"confirmed_suspicious\",\"rationale\":\"Structuring "
-                "confirmed by the branch.\",\"sarId\":\"sar_CASE-0002_v1\"}");
-    CHECK(o.ok && !o.is_error && strstr(o.structured, "\"sarId\":\"sar_CASE-0002_v1\""));
+                sub("{\"caseId\":\"CASE-0002\",\"disposition\":\"confirmed_suspicious\",\"rationale\":\"Structuring "
+                "confirmed by the branch.\",\"sarId\":\"sar_CASE-0002_v1\"}"));
+    CHECK(o.ok && !o.is_error && strstr(o.structured, sub("\"sarId\":\"sar_CASE-0002_v1\"")));
     out_free(&o);
     /* A rejection needs a comment, and sends the case back to in_review. */
-    o = call_as("analyst-b", "reviewClosure", "{\"caseId\":\"CASE-0002\",\"approve\":false}");
+    o = call_as("analyst-b", "reviewClosure", sub("{\"caseId\":\"CASE-0002\",\"approve\":false}"));
     CHECK(o.ok && o.is_error && strstr(o.text, "comment"));
     out_free(&o);
     o = call_as("analyst-b", "reviewClosure",
-                "{\"caseId\":\"CASE-0002\",\"approve\":false,\"comment\":\"Attach the branch statement.\"}");
+                sub("{\"caseId\":\"CASE-0002\",\"approve\":false,\"comment\":\"Attach the branch statement.\"}"));
     CHECK(o.ok && !o.is_error && strstr(o.structured, "\"state\":\"in_review\""));
     out_free(&o);
-    o = call_as("analyst-b", "reviewClosure", "{\"caseId\":\"CASE-0002\",\"approve\":true}");
+    o = call_as("analyst-b", "reviewClosure", sub("{\"caseId\":\"CASE-0002\",\"approve\":true}"));
     CHECK(o.ok && o.is_error && strstr(o.text, "no closure request"));
     out_free(&o);
     o = call_as("analyst-a", "closeCase", "{\"caseId\":\"CASE-9999\",\"disposition\":\"inconclusive\","
@@ -194,7 +255,8 @@ static void test_stdio_rules(void)
     if (aml_store_open(&fs, db, AML_OPEN_READONLY, &ferr) == 0) {
         sqlite3_stmt *q;
         if (sqlite3_prepare_v2(fs->db, "SELECT a.account_id FROM case_accounts ca JOIN accounts a ON a.acct_no = "
-                                       "ca.acct_no WHERE ca.case_id = 'CASE-0002' LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+                                       "ca.acct_no WHERE ca.case_id = ?1 LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(q, 1, g_case, -1, SQLITE_STATIC);
             if (sqlite3_step(q) == SQLITE_ROW)
                 snprintf(acc, sizeof acc, "%s", (const char *)sqlite3_column_text(q, 0));
             sqlite3_finalize(q);
@@ -203,22 +265,22 @@ static void test_stdio_rules(void)
     }
     CHECK(acc[0] != '\0');
     aml_fmt_date(aml_now() + 30 * AML_DAY, until);
-    snprintf(args, sizeof args, "{\"caseId\":\"CASE-0002\",\"accountId\":\"%s\",\"typology\":\"T01\","
-                                "\"until\":\"2020-01-01\",\"reason\":\"Owner's own takings, documented.\"}", acc);
+    snprintf(args, sizeof args, "{\"caseId\":\"%s\",\"accountId\":\"%s\",\"typology\":\"T01\","
+                                "\"until\":\"2020-01-01\",\"reason\":\"Owner's own takings, documented.\"}", g_case, acc);
     o = call_as("analyst-a", "suppressAlert", args);
     CHECK(o.ok && o.is_error && strstr(o.text, "until"));
     out_free(&o);
-    snprintf(args, sizeof args, "{\"caseId\":\"CASE-0002\",\"accountId\":\"%s\",\"typology\":\"T01\","
-                                "\"until\":\"%s\",\"reason\":\"Owner's own takings, documented.\"}", acc, until);
+    snprintf(args, sizeof args, "{\"caseId\":\"%s\",\"accountId\":\"%s\",\"typology\":\"T01\","
+                                "\"until\":\"%s\",\"reason\":\"Owner's own takings, documented.\"}", g_case, acc, until);
     o = call_as("analyst-a", "suppressAlert", args);
     CHECK(o.ok && !o.is_error && strstr(o.structured, "\"suppressionId\"") && strstr(o.structured, until));
     out_free(&o);
     CHECK(count_of("SELECT count(*) FROM audit_log WHERE action = 'tool.suppressAlert' AND outcome = 'ok' AND "
                    "actor = 'analyst-a' AND detail LIKE '%until%' AND case_id = ?",
-                   "CASE-0002") == 1);
+                   g_case) == 1);
     CHECK(count_of("SELECT count(*) FROM case_events WHERE action = 'suppress' AND actor = 'analyst-a' AND "
                    "detail LIKE '%own takings%' AND case_id = ?",
-                   "CASE-0002") == 1);
+                   g_case) == 1);
     /* The history is append-only, and the chain verifies. */
     aml_store *s;
     aml_err err = {{0}};
@@ -389,6 +451,7 @@ int main(int argc, char **argv)
     cr_bin = argv[1];
     scratch_dir(argc > 2 ? argv[2] : "/tmp/aml-workflow", cr_dir, sizeof cr_dir);
     test_stdio_four_eyes();
+    pick_warranted_case();
     test_stdio_rules();
     test_http_two_subjects();
     cr_cleanup();
