@@ -349,6 +349,9 @@ typedef struct mcp_request_opts {
     void (*on_task)(const char *task_id, const char *status, const char *message, void *user_data);
                                 /* as_task: the task's status when it changes (message may be
                                    NULL); on the caller's thread; `user_data` as on_progress */
+    const char *traceparent;    /* W3C trace context sent in the request's _meta (SEP-414), e.g.
+                                   from mcp_call_trace(); NULL = none; malformed: MCP_ERR_INVALID_ARG */
+    const char *tracestate;     /* and its tracestate (only with a traceparent), or NULL */
 } mcp_request_opts;
 
 /* Completion of an asynchronous request; `resp` is the callee's to free (NULL unless a

@@ -117,6 +117,10 @@ typedef struct mcp_call_report {
     const char *message;             /* why, for every outcome but OK and CANCELLED (the error
                                         message, the violations, the timeout), else NULL */
     uint64_t duration_us;            /* from the start of its processing to the report */
+    const char *traceparent;         /* the request's W3C trace context (_meta.traceparent,
+                                        well-formed), or NULL */
+    const char *tracestate;          /* its _meta.tracestate (well-formed, beside a
+                                        traceparent), or NULL */
 } mcp_call_report;
 
 /**
@@ -530,6 +534,16 @@ MCP_API const char *mcp_call_tool_name(const mcp_call *call);
  * NULL. Valid during the call.
  */
 MCP_API const char *mcp_call_task_id(const mcp_call *call);
+
+/**
+ * The request's W3C trace context (SEP-414: `_meta.traceparent` and
+ * `_meta.tracestate`): the traceparent when it is well-formed, else NULL.
+ * `tracestate` (may be NULL) receives the tracestate when there is a
+ * traceparent and it is well-formed too, else NULL. Pass them on with
+ * mcp_request_opts.traceparent to follow the request into other servers.
+ * Valid during the call.
+ */
+MCP_API const char *mcp_call_trace(const mcp_call *call, const char **tracestate);
 
 /** Protocol version of the request ("2025-11-25", "2026-07-28", ...). */
 MCP_API const char *mcp_call_protocol_version(const mcp_call *call);

@@ -113,6 +113,8 @@ typedef struct pending {
     void *progress_ud;
     int progress_resets;        /* progress restarts the time limit */
     int as_task;                /* tools/call declaring the tasks extension (2026-07-28 _meta) */
+    char *traceparent;          /* W3C trace context for _meta (owned), or NULL */
+    char *tracestate;           /* owned, or NULL */
     mcp__job job;               /* an input round on the pool */
     mcp_client *c;
 } pending;
@@ -368,6 +370,8 @@ static void pending_free(pending *p)
     }
     mcp_free(p->input_responses);
     mcp_free(p->request_state);
+    mcp_free(p->traceparent);
+    mcp_free(p->tracestate);
     mcp_response_free(p->input);
     mcp_free(p);
 }
@@ -491,7 +495,7 @@ static mcp_status write_request(mcp_client *c, mcp_buf *b, const pending *p)
     mcp_rpc_id id = {MCP_RPC_ID_INT, (int64_t)p->id, NULL, 0};
     mcp_rpc_begin_request(&w, &id, p->method);
     const mcp_json *params = p->params ? mcp_json_doc_root(p->params) : NULL;
-    int want_meta = p->modern || p->on_progress || mcp_json_get(params, "_meta");
+    int want_meta = p->modern || p->on_progress || p->traceparent || mcp_json_get(params, "_meta");
     {
         /* mcp_rpc_begin_request() wrote the "params" key: always an object here. */
         mcp_jw_object_begin(&w);
@@ -520,7 +524,9 @@ static mcp_status write_request(mcp_client *c, mcp_buf *b, const pending *p)
             for (size_t i = 0; i < mcp_json_len(um); i++) {
                 size_t kl;
                 const char *k = mcp_json_key_at(um, i, &kl);
-                if (is_ours(k, kl, p->modern))
+                if (is_ours(k, kl, p->modern) ||
+                    (p->traceparent && ((kl == 11 && !memcmp(k, "traceparent", 11)) ||
+                                        (kl == 10 && !memcmp(k, "tracestate", 10)))))
                     continue;
                 mcp_jw_keyn(&w, k, kl);
                 mcp_jw_value(&w, mcp_json_value_at(um, i));
@@ -528,6 +534,14 @@ static mcp_status write_request(mcp_client *c, mcp_buf *b, const pending *p)
             if (p->on_progress) {
                 mcp_jw_key(&w, "progressToken");
                 mcp_jw_int(&w, (int64_t)p->handle);
+            }
+            if (p->traceparent) {
+                mcp_jw_key(&w, "traceparent");
+                mcp_jw_string(&w, p->traceparent);
+                if (p->tracestate) {
+                    mcp_jw_key(&w, "tracestate");
+                    mcp_jw_string(&w, p->tracestate);
+                }
             }
             if (p->modern) {
                 mcp_jw_key(&w, META_VERSION);
@@ -705,6 +719,19 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
         p->progress_ud = ro->user_data;
         p->progress_resets = ro->progress_resets_timeout;
         p->as_task = ro->as_task && (strcmp(method, "tools/call") == 0 || strncmp(method, "tasks/", 6) == 0);
+        const char *why = NULL;
+        if (ro->traceparent && !mcp__traceparent_valid(ro->traceparent, strlen(ro->traceparent)))
+            why = "traceparent is not a W3C traceparent";
+        else if (ro->tracestate && (!ro->traceparent || !mcp__tracestate_valid(ro->tracestate, strlen(ro->tracestate))))
+            why = "tracestate is not a W3C tracestate beside a traceparent";
+        if (!why && ro->traceparent &&
+            (!(p->traceparent = mcp__strdup(ro->traceparent)) ||
+             (ro->tracestate && !(p->tracestate = mcp__strdup(ro->tracestate)))))
+            why = "out of memory";
+        if (why) {
+            pending_free(p);
+            return mcp__fail(err, why[0] == 'o' ? MCP_ERR_NOMEM : MCP_ERR_INVALID_ARG, 0, 0, "%s", why);
+        }
     }
     pthread_mutex_lock(&c->mu);
     if (c->dead || c->stopping) {

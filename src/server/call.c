@@ -39,12 +39,23 @@ static void bound_name(char *out, size_t n, const char *tool)
 /* Answering                                                                 */
 
 /* Tells mcp_server_opts.on_call_end how a call ended. */
+/* The request's trace context from its _meta: *parent and *state NULL unless well-formed. */
+static void trace_of(const mcp_json *meta, const char **parent, const char **state)
+{
+    size_t n = 0, sn = 0;
+    const char *p = mcp_json_str(mcp_json_get(meta, "traceparent"), &n);
+    const char *s = mcp_json_str(mcp_json_get(meta, "tracestate"), &sn);
+    *parent = p && mcp__traceparent_valid(p, n) ? p : NULL;
+    *state = *parent && s && mcp__tracestate_valid(s, sn) ? s : NULL;
+}
+
 static void report(mcp_server *srv, int outcome, const mcp_rpc_id *id, const char *tool, const mcp_json *args,
                    const mcp_principal *principal, const char *version, int code, const char *why,
-                   uint64_t start_ns, uint64_t end_ns)
+                   uint64_t start_ns, uint64_t end_ns, const mcp_json *meta)
 {
     mcp_call_report r;
     memset(&r, 0, sizeof r);
+    trace_of(meta, &r.traceparent, &r.tracestate);
     r.outcome = outcome < 0 ? MCP_CALL_CANCELLED : (mcp_call_outcome)outcome;
     r.id = id;
     r.tool = tool ? tool : "";
@@ -78,7 +89,7 @@ static int claim(mcp_call *call, int outcome, int code, const char *why)
     pthread_mutex_unlock(&c->mu);
     if (tell)
         report(c->srv, outcome, &call->msg.id, call->tool->e.key, call->args, call->principal, call->version, code,
-               why, call->start_ns, 0);
+               why, call->start_ns, 0, call->meta);
     return 1;
 }
 
@@ -418,7 +429,7 @@ static void call_free_keep_conn(mcp_call *call)
         pthread_mutex_unlock(&call->conn->mu);
         if (!reported)
             report(srv, MCP_CALL_CANCELLED, &call->msg.id, call->tool->e.key, call->args, call->principal,
-                   call->version, 0, NULL, call->start_ns, 0);
+                   call->version, 0, NULL, call->start_ns, 0, call->meta);
     }
     mcp_buf_cleanup(&call->content);
     mcp_json_doc_free(call->structured);
@@ -452,7 +463,7 @@ static void report_refused(mcp_server *srv, const mcp_rpc_msg *m, const mcp_prin
     char asked[201];
     snprintf(asked, sizeof asked, "%.*s", n ? (int)(nlen > 200 ? 200 : nlen) : 0, n ? n : "");
     report(srv, outcome, &m->id, asked, mcp_json_typeof(args) == MCP_JSON_OBJECT ? args : NULL, p, version, code, why,
-           start_ns, 0);
+           start_ns, 0, mcp_json_get(m->params, "_meta"));
 }
 
 /* report_refused() for request r of a connection, which began at t0. */
@@ -562,6 +573,7 @@ static mcp_call *call_new(mcp__req *r, mcp__tool *t, uint64_t t0)
     call->args = mcp_json_get(p, "arguments");
     call->meta = mcp_json_get(p, "_meta");
     call->progress_token = mcp_json_get(call->meta, "progressToken");
+    trace_of(call->meta, &call->traceparent, &call->tracestate);
     if (call->progress_token && mcp_json_typeof(call->progress_token) != MCP_JSON_STRING &&
         mcp_json_typeof(call->progress_token) != MCP_JSON_INT)
         call->progress_token = NULL;
@@ -1051,6 +1063,13 @@ const char *mcp_call_tool_name(const mcp_call *call)
 const char *mcp_call_protocol_version(const mcp_call *call)
 {
     return call ? call->version : NULL;
+}
+
+const char *mcp_call_trace(const mcp_call *call, const char **tracestate)
+{
+    if (tracestate)
+        *tracestate = call ? call->tracestate : NULL;
+    return call ? call->traceparent : NULL;
 }
 
 const mcp_json *mcp_call_meta(const mcp_call *call)

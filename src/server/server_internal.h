@@ -224,6 +224,8 @@ struct mcp_call {
     const mcp_json *args;       /* params.arguments (NULL when absent) */
     const mcp_json *meta;       /* params._meta, or NULL */
     const mcp_json *progress_token; /* _meta.progressToken, or NULL */
+    const char *traceparent;    /* _meta.traceparent when well-formed (W3C), or NULL */
+    const char *tracestate;     /* _meta.tracestate when it and traceparent are, or NULL */
     const char *version;        /* protocol version of this request (static) */
     int modern;                 /* 2026-07-28 request */
     int log_threshold;          /* modern: minimum level, or -1 for no logs */

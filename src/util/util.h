@@ -141,6 +141,13 @@ uint64_t mcp__mono_ns(void);
 uint64_t mcp__mono_ms(void);
 uint64_t mcp__wall_ms(void);
 
+/* W3C Trace Context (trace.c): 1 when a traceparent / tracestate header
+ * value is well-formed (the lengths exclude the NUL). */
+#define MCP__TRACEPARENT_MAX 256u
+#define MCP__TRACESTATE_MAX 512u
+int mcp__traceparent_valid(const char *s, size_t n);
+int mcp__tracestate_valid(const char *s, size_t n);
+
 /* Ignores SIGPIPE unless the application installed a disposition of its
  * own: a peer that goes away must be an error return, not a signal. */
 void mcp__ignore_sigpipe(void);

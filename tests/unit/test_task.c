@@ -8,7 +8,9 @@
  * server freed with tasks running leaks nothing. Then the client against
  * the server in the same process: mcp_client_call_tool with as_task
  * polls the task to its result, and its time limit and mcp_client_cancel()
- * end the task on the server (tasks/cancel).
+ * end the task on the server (tasks/cancel). Last, the W3C trace context:
+ * read from _meta and checked (mcp_call_trace, on_call_end), and sent by
+ * the client (mcp_request_opts.traceparent).
  */
 #include "client/client_internal.h"
 #include "server/server_internal.h"
@@ -152,11 +154,24 @@ static void quiet(mcp_log_level level, const char *message, void *ud)
 }
 
 static atomic_int g_reports;
+static char g_report_trace[128]; /* traceparent of the last "traced" report */
 static void count_report(const mcp_call_report *r, void *ud)
 {
     (void)ud;
     if (strcmp(r->tool, "slow") == 0)
         atomic_fetch_add(&g_reports, 1);
+    if (strcmp(r->tool, "traced") == 0)
+        snprintf(g_report_trace, sizeof g_report_trace, "%s", r->traceparent ? r->traceparent : "none");
+}
+
+/* Echoes the call's trace context: "traceparent|tracestate", "none" for an absent one. */
+static mcp_status traced(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    (void)ud;
+    const char *state;
+    const char *parent = mcp_call_trace(call, &state);
+    return mcp_call_textf(call, "%s|%s", parent ? parent : "none", state ? state : "none");
 }
 
 static mcp_server *server(unsigned ttl_ms, unsigned max_tasks)
@@ -182,6 +197,11 @@ static mcp_server *server(unsigned ttl_ms, unsigned max_tasks)
         return NULL;
     t.name = "needs_task";
     t.task_support = MCP_TASK_REQUIRED;
+    if (mcp_server_add_tool(srv, &t, NULL))
+        return NULL;
+    t.name = "traced";
+    t.handler = traced;
+    t.task_support = MCP_TASK_FORBIDDEN;
     if (mcp_server_add_tool(srv, &t, NULL))
         return NULL;
     return srv;
@@ -618,7 +638,82 @@ static void test_client_task_cancel(void)
     pair_close(&p);
 }
 
+/* ---- trace context (W3C, SEP-414) ------------------------------------------ */
+
+#define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+/* The text a "traced" call answers when its _meta carries `meta` (JSON members). */
+static void traced_text(world *w, int id, const char *meta, char *out, size_t n)
+{
+    char req[1024];
+    snprintf(req, sizeof req,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"traced\","
+             "\"_meta\":{%s}}}",
+             id, meta);
+    mcp_conn_recv(w->conn, req, strlen(req));
+    mcp_json_doc *d = answer(&w->f, id);
+    const mcp_json *content = mcp_json_get(result_of(d), "content");
+    const char *t = mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL);
+    snprintf(out, n, "%s", t ? t : "(no text)");
+    mcp_json_doc_free(d);
+}
+
+/* A well-formed trace context reaches the handler and on_call_end; a malformed one is dropped. */
+static void test_trace_from_meta(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                       "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    mcp_conn_recv(w.conn, init, strlen(init));
+    mcp_json_doc_free(answer(&w.f, 1));
+    static const struct {
+        const char *meta, *want;
+    } cases[] = {
+        {"\"traceparent\":\"" TP "\",\"tracestate\":\"rojo=00f067aa0ba902b7,congo=t61rcWkgMzE\"",
+         TP "|rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"},
+        {"\"traceparent\":\"" TP "\"", TP "|none"},
+        {"\"traceparent\":\"" TP "\",\"tracestate\":\"Bad Key=1\"", TP "|none"},
+        {"\"traceparent\":\"00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01\"", "none|none"},
+        {"\"traceparent\":\"00-00000000000000000000000000000000-00f067aa0ba902b7-01\"", "none|none"},
+        {"\"traceparent\":\"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"", "none|none"},
+        {"\"traceparent\":\"" TP "-extra\"", "none|none"},
+        {"\"traceparent\":\"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later\"",
+         "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later|none"},
+        {"\"tracestate\":\"rojo=1\"", "none|none"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[400];
+        traced_text(&w, 10 + (int)i, cases[i].meta, text, sizeof text);
+        T_EQ_STR(text, cases[i].want);
+    }
+    traced_text(&w, 50, "\"traceparent\":\"" TP "\"", g_seen_status, sizeof g_seen_status);
+    T_EQ_STR(g_report_trace, TP);
+    world_close(&w);
+}
+
+/* mcp_request_opts.traceparent goes out in _meta; a malformed one is refused before sending. */
+static void test_trace_propagated_by_client(void)
+{
+    pair p;
+    pair_open(&p);
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.traceparent = TP;
+    ro.tracestate = "congo=t61rcWkgMzE";
+    mcp_response *r = NULL;
+    mcp_error err;
+    T_OK(mcp_client_call_tool(p.c, "traced", NULL, &ro, &r, &err));
+    const mcp_json *content = mcp_json_get(mcp_response_result(r), "content");
+    T_EQ_STR(mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL), TP "|congo=t61rcWkgMzE");
+    mcp_response_free(r);
+    ro.traceparent = "00-xyz";
+    T_STATUS(mcp_client_call_tool(p.c, "traced", NULL, &ro, &r, &err), MCP_ERR_INVALID_ARG);
+    T_NULL(r);
+    pair_close(&p);
+}
+
 TEST_MAIN(TEST(test_bound_to_principal), TEST(test_bounded_per_principal), TEST(test_ttl_sweeps),
           TEST(test_cancel_reaches_handler), TEST(test_status_message_and_id), TEST(test_without_extension),
           TEST(test_legacy_session), TEST(test_client_polls_task), TEST(test_client_task_timeout),
-          TEST(test_client_task_cancel))
+          TEST(test_client_task_cancel), TEST(test_trace_from_meta), TEST(test_trace_propagated_by_client))
