@@ -244,6 +244,7 @@ static void write_capabilities(mcp_jw *w, mcp_server *srv, const char *version)
 {
     pthread_rwlock_rdlock(&srv->reg_lock);
     int res = srv->has_resources, prompts = srv->has_prompts, completions = srv->has_completions;
+    int tasks = srv->has_tasks;
     pthread_rwlock_unlock(&srv->reg_lock);
     mcp_jw_key(w, "capabilities");
     mcp_jw_object_begin(w);
@@ -276,13 +277,19 @@ static void write_capabilities(mcp_jw *w, mcp_server *srv, const char *version)
     mcp_jw_key(w, "logging");
     mcp_jw_object_begin(w);
     mcp_jw_object_end(w);
-    /* Extensions: tasks (always), then those the server declares (opts.extensions). */
+    /* Extensions: tasks (once a tool supports them), then those the server declares (opts.extensions). */
+    const mcp_json *exts = mcp_json_doc_root(srv->extensions_doc);
+    if (!tasks && mcp_json_len(exts) == 0) {
+        mcp_jw_object_end(w);
+        return;
+    }
     mcp_jw_key(w, "extensions");
     mcp_jw_object_begin(w);
-    mcp_jw_key(w, MCP__TASKS_EXT);
-    mcp_jw_object_begin(w);
-    mcp_jw_object_end(w);
-    const mcp_json *exts = mcp_json_doc_root(srv->extensions_doc);
+    if (tasks) {
+        mcp_jw_key(w, MCP__TASKS_EXT);
+        mcp_jw_object_begin(w);
+        mcp_jw_object_end(w);
+    }
     for (size_t i = 0; i < mcp_json_len(exts); i++) {
         size_t kl;
         const char *k = mcp_json_key_at(exts, i, &kl);

@@ -660,6 +660,8 @@ mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, s
 
     pthread_rwlock_wrlock(&srv->reg_lock);
     st = mcp__reg_add_locked(srv, &srv->tools, &t->e);
+    if (!st && t->task_support != MCP_TASK_FORBIDDEN)
+        srv->has_tasks = 1; /* from now on the tasks extension is declared */
     pthread_rwlock_unlock(&srv->reg_lock);
     if (st) {
         mcp__fail(err, st, 0, 0, st == MCP_ERR_EXISTS ? "a tool named %s is already registered" : "out of memory (%s)",

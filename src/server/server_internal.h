@@ -98,6 +98,7 @@ struct mcp_server {
     int has_resources;          /* a resource or template was ever registered */
     int has_prompts;            /* a prompt was ever registered */
     int has_completions;        /* some prompt or template completes arguments */
+    int has_tasks;              /* a tool with task support was ever registered */
 
     /* Workers. */
     mcp__pool *pool;            /* runs blocking tool handlers */
