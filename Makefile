@@ -14,7 +14,7 @@ SHELL := /bin/sh
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 
-BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libgraphviz-dev
+BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libgraphviz-dev libicu-dev
 # The interop tests (tests/interop) also need Node.js 20+ and npm. They come
 # with the machine image, not from apt (Debian's nodejs is older): without
 # them the interop.node_missing test fails and says so. flock (util-linux)

@@ -3,7 +3,7 @@
 # layer's folder may include the headers of its own layer and of layers
 # below it, never of a layer above. Fails naming file and line.
 #   src/:       util json schema auth server client transport
-#   apps/aml/:  util store engine tools commands
+#   apps/aml/:  util store screen engine tools commands
 # usage: check_layers.sh SOURCE_DIR
 set -u
 cd "$1" || exit 1
@@ -37,7 +37,7 @@ check() { # ROOT "LAYER..."
   done
 }
 out=$(check src "util json schema auth server client transport"
-      if [ -d apps/aml/store ]; then check apps/aml "util store engine tools commands"; fi)
+      if [ -d apps/aml/store ]; then check apps/aml "util store screen engine tools commands"; fi)
 bad=$(printf '%s\n' "$out" | grep -c -x x)
 printf '%s\n' "$out" | grep -v -x x | grep .
 if [ "$bad" -ne 0 ]; then

@@ -344,11 +344,53 @@ static void test_usage(void)
     ran_free(&r);
 }
 
+static void test_lists(void)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/lists.db", workdir);
+    unlink(db);
+    const char *imp[] = {"", "lists", "import", "--db", db, "--format", "ftm", "--list", "zala",
+                         AML_SCREENING_DATA "/zala_entities.ftm.json", NULL};
+    ran r = run(imp, NULL);
+    T_EQ_INT(r.status, 0);
+    T_TRUE(strstr(r.out, "list zala version 1: 17 entities") != NULL);
+    ran_free(&r);
+    const char *csv[] = {"", "lists", "import", "--db", db, "--format", "csv", "--list", "un",
+                         AML_SCREENING_DATA "/positives_un_untreated.csv", NULL};
+    r = run(csv, NULL);
+    T_EQ_INT(r.status, 0);
+    T_TRUE(strstr(r.out, "683 entities") != NULL);
+    ran_free(&r);
+    const char *wrong[] = {"", "lists", "import", "--db", db, "--format", "ftm", "--list", "un",
+                           AML_SCREENING_DATA "/positives_un_untreated.csv", NULL};
+    r = run(wrong, NULL);
+    T_EQ_INT(r.status, 1);
+    T_TRUE(strstr(r.err, "line 1: not JSON") != NULL);
+    T_TRUE(strstr(r.err, "nothing imported") != NULL);
+    ran_free(&r);
+    const char *show[] = {"", "lists", "show", "--db", db, NULL};
+    r = run(show, NULL);
+    T_EQ_INT(r.status, 0);
+    T_TRUE(strstr(r.out, "\"name\":\"un\",\"entities\":683") != NULL);
+    T_TRUE(strstr(r.out, "\"file\":\"zala_entities.ftm.json\"") != NULL);
+    ran_free(&r);
+    const char *bad[] = {"", "lists", "import", "--db", db, "--list", "x", NULL};
+    r = run(bad, NULL);
+    T_EQ_INT(r.status, 2);
+    ran_free(&r);
+    const char *verify[] = {"", "audit", "verify", "--db", db, NULL};
+    r = run(verify, NULL);
+    T_EQ_INT(r.status, 0);
+    ran_free(&r);
+    unlink(db);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {TEST(test_stdio_founding_pair), TEST(test_bad_database_at_start),
                                    TEST(test_audit_verify),        TEST(test_gen_deterministic),
-                                   TEST(test_import_bad_row),      TEST(test_usage)};
+                                   TEST(test_import_bad_row),      TEST(test_usage),
+                                   TEST(test_lists)};
     if (argc < 2) {
         fprintf(stderr, "usage: aml_cli PATH-TO-mcp-server-aml [WORKDIR]\n");
         printf("aml_cli: 0 passed, 1 failed\n");

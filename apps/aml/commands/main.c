@@ -11,6 +11,8 @@
  *   mcp-server-aml graph [--db FILE] CASE-ID --out FILE.png|.svg|.dot|.cyjs|.graphml
  *   mcp-server-aml eval [--db FILE]
  *   mcp-server-aml audit verify [--db FILE]
+ *   mcp-server-aml lists import --db FILE --format ftm|csv --list NAME PATH
+ *   mcp-server-aml lists show [--db FILE]
  *
  * stdout carries protocol frames when serving, reports otherwise; every
  * diagnostic goes to stderr. Exit status: 0 ok, 1 failure, 2 usage or
@@ -21,6 +23,7 @@
 #include "commands/gen.h"
 #include "engine/scan.h"
 #include "engine/trail.h"
+#include "screen/lists.h"
 #include "tools/tools.h"
 
 #include <stdlib.h>
@@ -44,7 +47,10 @@ static const char usage[] =
     "  mcp-server-aml eval [--db FILE]          detection quality against the ground truth\n"
     "  mcp-server-aml audit verify [--db FILE]  check the hash chain of the audit log\n"
     "  mcp-server-aml config set|unset|list --db FILE [KEY [VALUE]]  operator settings (filer.* for SAR XML)\n"
-    "  mcp-server-aml sar [--db FILE] CASE-ID [--format json|fincen-xml] [--out FILE]  draft a SAR\n";
+    "  mcp-server-aml sar [--db FILE] CASE-ID [--format json|fincen-xml] [--out FILE]  draft a SAR\n"
+    "  mcp-server-aml lists import --db FILE --format ftm|csv --list NAME PATH\n"
+    "      load a sanctions / PEP list version (FollowTheMoney JSON lines or the screening CSV)\n"
+    "  mcp-server-aml lists show [--db FILE]   the screening lists and their versions as JSON\n";
 
 static int die_usage(const char *msg)
 {
@@ -513,6 +519,77 @@ static int cmd_graph(int argc, char **argv)
     return rc;
 }
 
+/* ---- lists ---------------------------------------------------------------------------------- */
+
+static int lists_import(aml_store *s, const char *fmt, const char *list, const char *path)
+{
+    aml_list_stats st;
+    aml_err err = {{0}};
+    char detail[256];
+    int64_t t0 = aml_mono_ns();
+    if (aml_lists_import(s, list, fmt, path, &st, &err)) {
+        fprintf(stderr, "mcp-server-aml: lists import: %s\n", err.msg);
+        snprintf(detail, sizeof detail, "lists import %s %s: failed", list, fmt);
+        audit_cli(s, "cli.lists.import", detail, 0);
+        return 1;
+    }
+    printf("list %s version %lld: %llu entities (%llu of other schemata left out, %llu skipped) in %.2f s, "
+           "sha256 %s\n",
+           list, (long long)st.version_id, (unsigned long long)st.entities, (unsigned long long)st.other,
+           (unsigned long long)st.skipped, (double)(aml_mono_ns() - t0) / 1e9, st.sha256);
+    snprintf(detail, sizeof detail, "lists import %s %s: version %lld, %llu entities, sha256 %.16s", list, fmt,
+             (long long)st.version_id, (unsigned long long)st.entities, st.sha256);
+    audit_cli(s, "cli.lists.import", detail, 1);
+    return 0;
+}
+
+static int cmd_lists(int argc, char **argv)
+{
+    const char *db = NULL, *fmt = NULL, *list = NULL, *path = NULL;
+    int import = argc >= 3 && !strcmp(argv[2], "import");
+    if (argc < 3 || (!import && strcmp(argv[2], "show")))
+        return die_usage("lists takes: import --db FILE --format ftm|csv --list NAME PATH, or show [--db FILE]");
+    for (int i = 3; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = !strcmp(a, "--db") ? &db : !strcmp(a, "--format") ? &fmt : !strcmp(a, "--list") ? &list : NULL;
+        if (slot) {
+            if (!(*slot = optval(argc, argv, &i)))
+                return die_usage(NULL);
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "mcp-server-aml: unknown option %s\n", a);
+            return die_usage(NULL);
+        } else if (!path && import) {
+            path = a;
+        } else {
+            return die_usage("lists import takes one file");
+        }
+    }
+    if (import && (!db || !fmt || !list || !path))
+        return die_usage("lists import needs --db FILE, --format ftm|csv, --list NAME and a file");
+    aml_store *s;
+    int rc = import ? open_store(db, AML_OPEN_CREATE, &s) : store_for(db, 0, &s);
+    if (rc)
+        return rc;
+    if (import) {
+        rc = lists_import(s, fmt, list, path);
+    } else {
+        mcp_buf b;
+        mcp_jw w;
+        aml_err err = {{0}};
+        mcp_buf_init(&b, 0);
+        mcp_jw_init(&w, &b);
+        if (aml_lists_show(s, &w, &err) || mcp_jw_finish(&w) != MCP_OK) {
+            fprintf(stderr, "mcp-server-aml: lists show: %s\n", err.msg);
+            rc = 1;
+        } else {
+            printf("%s\n", b.data);
+        }
+        mcp_buf_cleanup(&b);
+    }
+    aml_store_close(s);
+    return rc;
+}
+
 /* ---- serve ---------------------------------------------------------------------------------- */
 
 static int cmd_serve(int argc, char **argv)
@@ -586,6 +663,8 @@ int main(int argc, char **argv)
         return cmd_eval(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "audit") == 0)
         return cmd_audit(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "lists") == 0)
+        return cmd_lists(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "assess") == 0)
         return cmd_assess(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "graph") == 0)

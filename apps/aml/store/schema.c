@@ -337,6 +337,50 @@ static const char *const migration_5[] = {
     NULL,
 };
 
+/*
+ * Migration 6: sanctions and PEP screening lists (docs/aml.md,
+ * "Screening"). A list holds the entities of its newest version only
+ * (an import replaces them); every version loaded stays in
+ * screening_list_versions with the file's digest. Entities keep their
+ * FollowTheMoney properties as JSON. A reviewed false hit (subject x
+ * entity) is remembered in screening_dismissals so it is not raised
+ * again; the audit log records the same with who and why.
+ */
+static const char *const migration_6[] = {
+    "CREATE TABLE screening_list_versions (\n"
+    "  version_id INTEGER PRIMARY KEY,\n"
+    "  list_name TEXT NOT NULL,\n"
+    "  format TEXT NOT NULL CHECK (format IN ('ftm','csv')),\n"
+    "  source_name TEXT NOT NULL,\n"
+    "  file_sha256 TEXT NOT NULL,\n"
+    "  loaded_at TEXT NOT NULL,\n"
+    "  entities INTEGER NOT NULL,\n"
+    "  skipped INTEGER NOT NULL\n"
+    ");\n",
+    "CREATE INDEX screening_list_versions_name ON screening_list_versions(list_name, version_id);\n",
+    "CREATE TABLE screening_entities (\n"
+    "  entity_no INTEGER PRIMARY KEY,\n"
+    "  list_name TEXT NOT NULL,\n"
+    "  entity_id TEXT NOT NULL,\n"
+    "  schema TEXT NOT NULL,\n"
+    "  caption TEXT NOT NULL,\n"
+    "  properties TEXT NOT NULL,\n"
+    "  version_id INTEGER NOT NULL REFERENCES screening_list_versions(version_id),\n"
+    "  UNIQUE (list_name, entity_id)\n"
+    ");\n",
+    "CREATE TABLE screening_dismissals (\n"
+    "  dismissal_id INTEGER PRIMARY KEY,\n"
+    "  subject TEXT NOT NULL,\n"
+    "  list_name TEXT NOT NULL,\n"
+    "  entity_id TEXT NOT NULL,\n"
+    "  actor TEXT NOT NULL,\n"
+    "  reason TEXT NOT NULL,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  UNIQUE (subject, list_name, entity_id)\n"
+    ");\n",
+    NULL,
+};
+
 typedef struct migration {
     const char *const *sql;                  /* DDL statements, NULL-terminated */
     int (*seed)(aml_store *s, aml_err *err); /* data, or NULL */
@@ -349,6 +393,7 @@ static const migration migrations[AML_SCHEMA_VERSION] = {
     {migration_3, NULL},
     {migration_4, NULL},
     {migration_5, NULL},
+    {migration_6, NULL},
 };
 
 int aml_store_migrate(aml_store *s, int64_t from, aml_err *err)

@@ -26,7 +26,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-#define AML_SCHEMA_VERSION 5
+#define AML_SCHEMA_VERSION 6
 #define AML_APPLICATION_ID 0x414d4c31 /* "AML1" */
 
 /* Open flags. */
