@@ -90,6 +90,7 @@ bench:
 	sh bench/schema/run.sh build/bench
 	sh bench/stdio/run.sh build/bench
 	./build/bench/bench/bench_aml $(CURDIR)/build/bench/aml-work
+	./build/bench/bench/bench_screen $(CURDIR)/tests/data/screening
 	sh bench/http/run.sh build/bench
 	./build/bench/bench/bench_auth
 

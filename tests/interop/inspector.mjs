@@ -417,7 +417,7 @@ async function helloChecks(check, p, target, era) {
 }
 
 const AML_TOOLS = ['listCases', 'listTypologies', 'assessTypology', 'assessCase', 'draftSar', 'traceFunds', 'caseGraph',
-    'assignCase', 'closeCase', 'reviewClosure', 'suppressAlert'];
+    'screenEntity', 'screenCase', 'dismissScreeningHit', 'assignCase', 'closeCase', 'reviewClosure', 'suppressAlert'];
 const AML_APP_TOOLS = ['assessCase', 'caseGraph', 'traceFunds']; /* linked to the MCP App ui://aml/case-view */
 
 /*

@@ -71,13 +71,13 @@ int sc_name_keys(const aml_sc_name *nm, sc_qkey *keys, int max)
     for (int t = 0; t < nm->ntok && n < max; t++) {
         const char *tok = nm->text + nm->off[t];
         size_t len = nm->len[t];
-        keys[n++] = (sc_qkey){sc_key('T', tok, len), SC_W_TOKEN};
+        keys[n++] = (sc_qkey){sc_key('T', tok, len), SC_W_TOKEN, SC_DF_TOKEN};
         uint32_t p, a;
         aml_sc_metaphone(tok, len, &p, &a);
         if (p && n < max)
-            keys[n++] = (sc_qkey){sc_key('P', (const char *)&p, sizeof p), SC_W_PHON};
+            keys[n++] = (sc_qkey){sc_key('P', (const char *)&p, sizeof p), SC_W_PHON, SC_DF_PHON};
         if (a && a != p && n < max)
-            keys[n++] = (sc_qkey){sc_key('P', (const char *)&a, sizeof a), SC_W_PHON};
+            keys[n++] = (sc_qkey){sc_key('P', (const char *)&a, sizeof a), SC_W_PHON, SC_DF_PHON};
         if (len >= 3 && len < 64 && n < max) { /* letters in order: catches swapped letters */
             char sorted[64];
             memcpy(sorted, tok, len);
@@ -87,10 +87,10 @@ int sc_name_keys(const aml_sc_name *nm, sc_qkey *keys, int max)
                     sorted[j] = sorted[j - 1];
                     sorted[j - 1] = c;
                 }
-            keys[n++] = (sc_qkey){sc_key('S', sorted, len), SC_W_SORTED};
+            keys[n++] = (sc_qkey){sc_key('S', sorted, len), SC_W_SORTED, SC_DF_PHON};
         }
         for (size_t i = 0; len >= 4 && i + 3 <= len && n < max; i++)
-            keys[n++] = (sc_qkey){sc_key('G', tok + i, 3), SC_W_GRAM};
+            keys[n++] = (sc_qkey){sc_key('G', tok + i, 3), SC_W_GRAM, SC_DF_GRAM};
     }
     /* The same key twice in one name counts once. */
     int m = 0;
@@ -312,7 +312,6 @@ int aml_sc_index_build(aml_sc_index *ix)
     free(ix->pairs);
     ix->pairs = NULL;
     ix->npairs = ix->pairs_cap = 0;
-    ix->max_df = ix->nnames / 50 > 20000 ? ix->nnames / 50 : 20000;
     ix->built = 1;
     return 0;
 }
@@ -371,6 +370,11 @@ int aml_sc_entity_schema(const aml_sc_index *ix, uint32_t ent)
 int64_t aml_sc_entity_user(const aml_sc_index *ix, uint32_t ent)
 {
     return ix->ents[ent].user;
+}
+
+uint16_t aml_sc_entity_list(const aml_sc_index *ix, uint32_t ent)
+{
+    return ix->ents[ent].list;
 }
 
 const char *aml_sc_name_norm(const aml_sc_index *ix, uint32_t name)

@@ -44,7 +44,6 @@ struct aml_sc_index {
     uint32_t *koff;  /* postings of keys[i]: post[koff[i] .. koff[i + 1]) */
     uint32_t *post;
     size_t nkeys, npost;
-    size_t max_df;   /* keys on more names are too common to generate candidates */
     int built;
 };
 
@@ -60,9 +59,18 @@ struct aml_sc_index {
 #define SC_W_IDENT 50.0f
 #define SC_MAX_KEYS 160
 
+/* The most names a key of each kind may be on and still generate
+ * candidates: a common token still says something, a common trigram or
+ * phonetic code nothing, and reading its postings is most of a query's
+ * cost on a large list. */
+#define SC_DF_TOKEN 20000
+#define SC_DF_PHON 5000
+#define SC_DF_GRAM 2000
+
 typedef struct sc_qkey {
     uint32_t key;
     float w;
+    uint32_t max_df; /* SC_DF_* of its kind, or 0: no limit (identifiers) */
 } sc_qkey;
 
 uint32_t sc_key(char kind, const char *s, size_t n);

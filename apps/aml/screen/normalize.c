@@ -15,13 +15,35 @@
 
 /* ---- transliteration -------------------------------------------------- */
 
-/* One transliterator per thread: ICU's are not safe to share while in use. */
+/* Per thread: ICU's transliterators are not safe to share while in use,
+ * and a cache of words already transliterated (names repeat their words:
+ * a list of a million names has a few hundred thousand distinct ones, and
+ * ICU costs tens of microseconds a word). The cache is direct-mapped: a
+ * colliding word replaces the one in its slot. */
+#define TR_SLOTS 8192
+#define TR_KEY 47
+#define TR_VAL 79
+
+typedef struct tr_slot {
+    uint64_t h;
+    uint8_t klen, vlen;
+    char k[TR_KEY], v[TR_VAL];
+} tr_slot;
+
+typedef struct tr_tls {
+    UTransliterator *t;
+    tr_slot *slots;
+} tr_tls;
+
 static pthread_key_t tr_key;
 static pthread_once_t tr_once = PTHREAD_ONCE_INIT;
 
 static void tr_destroy(void *p)
 {
-    utrans_close((UTransliterator *)p);
+    tr_tls *x = p;
+    utrans_close(x->t);
+    free(x->slots);
+    free(x);
 }
 
 static void tr_init(void)
@@ -29,27 +51,33 @@ static void tr_init(void)
     (void)pthread_key_create(&tr_key, tr_destroy);
 }
 
-static UTransliterator *tr_get(void)
+static tr_tls *tr_get(void)
 {
     pthread_once(&tr_once, tr_init);
-    UTransliterator *t = pthread_getspecific(tr_key);
-    if (t)
-        return t;
+    tr_tls *x = pthread_getspecific(tr_key);
+    if (x)
+        return x;
     /* Cyrillic by the BGN/PCGN romanisation sanctions lists use
      * ("Zakharov", not ISO 9 "Zaharov"), every other script by ICU's
      * default, then marks and ligatures folded to ASCII. */
     static const UChar id[] = u"Russian-Latin/BGN; Any-Latin; Latin-ASCII";
     UErrorCode st = U_ZERO_ERROR;
-    t = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, NULL, &st);
-    if (U_FAILURE(st))
+    x = calloc(1, sizeof *x);
+    if (!x)
         return NULL;
-    pthread_setspecific(tr_key, t);
-    return t;
+    x->t = utrans_openU(id, -1, UTRANS_FORWARD, NULL, 0, NULL, &st);
+    x->slots = calloc(TR_SLOTS, sizeof *x->slots);
+    if (U_FAILURE(st) || !x->slots) {
+        tr_destroy(x);
+        return NULL;
+    }
+    pthread_setspecific(tr_key, x);
+    return x;
 }
 
-/* Transliterates n bytes of UTF-8 into ASCII out (cap bytes). Characters
- * ICU leaves non-ASCII become spaces. @return bytes written. */
-static size_t to_ascii(const char *s, size_t n, char *out, size_t cap)
+/* ICU on n bytes of UTF-8 into ASCII out (cap bytes). Characters ICU
+ * leaves non-ASCII become spaces. @return bytes written. */
+static size_t icu_ascii(UTransliterator *t, const char *s, size_t n, char *out, size_t cap)
 {
     UChar u[AML_SC_MAX_NAME * 4];
     int32_t ulen = 0;
@@ -59,7 +87,6 @@ static size_t to_ascii(const char *s, size_t n, char *out, size_t cap)
         ulen = 0;
     if (ulen > AML_SC_MAX_NAME)
         ulen = AML_SC_MAX_NAME;
-    UTransliterator *t = tr_get();
     if (t) {
         int32_t len = ulen, limit = ulen;
         st = U_ZERO_ERROR;
@@ -72,6 +99,62 @@ static size_t to_ascii(const char *s, size_t n, char *out, size_t cap)
         if (u[i] == 0xB7 || u[i] == 0x2BE || u[i] == 0x2BF || u[i] == 0x2BC)
             continue; /* the middle dot of BGN, ayn and hamza marks: inside a word */
         out[k++] = u[i] < 0x80 ? (char)u[i] : ' ';
+    }
+    out[k] = 0;
+    return k;
+}
+
+static uint64_t word_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h | 1;
+}
+
+/* One word through the cache. */
+static size_t word_ascii(tr_tls *x, const char *s, size_t n, char *out, size_t cap)
+{
+    if (!x || n > TR_KEY)
+        return icu_ascii(x ? x->t : NULL, s, n, out, cap);
+    uint64_t h = word_hash(s, n);
+    tr_slot *sl = &x->slots[h & (TR_SLOTS - 1)];
+    if (sl->h == h && sl->klen == n && !memcmp(sl->k, s, n)) {
+        size_t k = sl->vlen < cap ? sl->vlen : cap - 1;
+        memcpy(out, sl->v, k);
+        out[k] = 0;
+        return k;
+    }
+    size_t k = icu_ascii(x->t, s, n, out, cap);
+    if (k <= TR_VAL) {
+        sl->h = h;
+        sl->klen = (uint8_t)n;
+        sl->vlen = (uint8_t)k;
+        memcpy(sl->k, s, n);
+        memcpy(sl->v, out, k);
+    }
+    return k;
+}
+
+/* Transliterates n bytes of UTF-8 into ASCII out, word by word (words
+ * split at ASCII spaces). @return bytes written. */
+static size_t to_ascii(const char *s, size_t n, char *out, size_t cap)
+{
+    tr_tls *x = tr_get();
+    size_t k = 0, i = 0;
+    out[0] = 0;
+    while (i < n && k + 2 < cap) {
+        while (i < n && s[i] == ' ')
+            i++;
+        size_t j = i;
+        while (j < n && s[j] != ' ')
+            j++;
+        if (j > i) {
+            if (k)
+                out[k++] = ' ';
+            k += word_ascii(x, s + i, j - i, out + k, cap - k);
+        }
+        i = j;
     }
     out[k] = 0;
     return k;

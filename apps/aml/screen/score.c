@@ -265,13 +265,21 @@ static int ident_match(const aml_sc_index *ix, const sc_ent *e, const aml_sc_que
 
 /* ---- candidates ------------------------------------------------------- */
 
-/* Adds a key's weight to the names holding it; returns the weight. */
-static float accumulate(const aml_sc_index *ix, aml_sc_scratch *sc, uint32_t key, float w, int always)
+/* Adds a key's weight to the names holding it; returns the weight. A key
+ * on more than max_df names (0: no limit) is left out and its number of
+ * names returned in *skipped. */
+static float accumulate(const aml_sc_index *ix, aml_sc_scratch *sc, uint32_t key, float w, size_t max_df,
+                        size_t *skipped)
 {
     const uint32_t *post;
     size_t n;
-    if (!sc_lookup(ix, key, &post, &n) || (!always && n > ix->max_df))
+    if (!sc_lookup(ix, key, &post, &n))
         return 0;
+    if (max_df && n > max_df) {
+        if (skipped)
+            *skipped = n;
+        return 0;
+    }
     float add = w * (float)sc_idf(ix, n);
     for (size_t i = 0; i < n; i++) {
         uint32_t nm = post[i];
@@ -330,19 +338,34 @@ static int cmp_hit(const void *a, const void *b)
 }
 
 /* Adds the query's keys to the candidates; returns the weight a name
- * sharing every key would have. */
+ * sharing every key would have. When every key was too common (a short
+ * name of common words on a large list), the least common token keys are
+ * read anyway, rarest first, until some name is a candidate. */
 static float gather(const aml_sc_index *ix, aml_sc_scratch *sc, const aml_sc_query *q)
 {
     sc_qkey keys[SC_MAX_KEYS];
+    size_t skipped[SC_MAX_KEYS];
     int nk = sc_name_keys(&sc->q, keys, SC_MAX_KEYS);
     float full = 0;
-    for (int k = 0; k < nk; k++)
-        full += accumulate(ix, sc, keys[k].key, keys[k].w, 0);
+    for (int k = 0; k < nk; k++) {
+        skipped[k] = 0;
+        full += accumulate(ix, sc, keys[k].key, keys[k].w, keys[k].max_df, &skipped[k]);
+    }
+    while (sc->ntouched == 0) {
+        int best = -1;
+        for (int k = 0; k < nk; k++)
+            if (skipped[k] && keys[k].max_df == SC_DF_TOKEN && (best < 0 || skipped[k] < skipped[best]))
+                best = k;
+        if (best < 0)
+            break;
+        full += accumulate(ix, sc, keys[best].key, keys[best].w, 0, NULL);
+        skipped[best] = 0;
+    }
     for (size_t i = 0; i < q->nids && i < AML_SC_MAX_IDS; i++) {
         char buf[128];
         sc_ident_norm(q->ids[i], strlen(q->ids[i]), buf, sizeof buf);
         if (strlen(buf) >= 4)
-            accumulate(ix, sc, sc_key('I', buf, strlen(buf)), SC_W_IDENT, 1);
+            accumulate(ix, sc, sc_key('I', buf, strlen(buf)), SC_W_IDENT, 0, NULL);
     }
     return full;
 }

@@ -126,6 +126,7 @@ const char *aml_sc_entity_id(const aml_sc_index *ix, uint32_t ent);
 const char *aml_sc_entity_caption(const aml_sc_index *ix, uint32_t ent);
 int aml_sc_entity_schema(const aml_sc_index *ix, uint32_t ent);
 int64_t aml_sc_entity_user(const aml_sc_index *ix, uint32_t ent);
+uint16_t aml_sc_entity_list(const aml_sc_index *ix, uint32_t ent);
 
 /* ---- search ---------------------------------------------------------- */
 

@@ -344,7 +344,9 @@ static const char *const migration_5[] = {
  * screening_list_versions with the file's digest. Entities keep their
  * FollowTheMoney properties as JSON. A reviewed false hit (subject x
  * entity) is remembered in screening_dismissals so it is not raised
- * again; the audit log records the same with who and why.
+ * again; the audit log records the same with who and why. screenCase
+ * keeps its hits per case in screening_findings with their evidence
+ * (the explained result).
  */
 static const char *const migration_6[] = {
     "CREATE TABLE screening_list_versions (\n"
@@ -377,6 +379,19 @@ static const char *const migration_6[] = {
     "  reason TEXT NOT NULL,\n"
     "  created_at TEXT NOT NULL,\n"
     "  UNIQUE (subject, list_name, entity_id)\n"
+    ");\n",
+    "CREATE TABLE screening_findings (\n"
+    "  finding_id INTEGER PRIMARY KEY,\n"
+    "  case_id TEXT NOT NULL REFERENCES cases(case_id),\n"
+    "  subject TEXT NOT NULL,\n"
+    "  subject_name TEXT NOT NULL,\n"
+    "  list_name TEXT NOT NULL,\n"
+    "  entity_id TEXT NOT NULL,\n"
+    "  score REAL NOT NULL,\n"
+    "  evidence TEXT NOT NULL,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  created_by TEXT NOT NULL,\n"
+    "  UNIQUE (case_id, subject, list_name, entity_id)\n"
     ");\n",
     NULL,
 };

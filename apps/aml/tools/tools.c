@@ -29,6 +29,9 @@ static const aml_tool_scope scopes[] = {
     {"closeCase", "aml.review"},
     {"reviewClosure", "aml.approve"},
     {"suppressAlert", "aml.review"},
+    {"screenEntity", "aml.read"},
+    {"screenCase", "aml.assess"},
+    {"dismissScreeningHit", "aml.assess"},
     {"resource:aml://cases/{caseId}", "aml.read"},
     {"resource:aml://typologies", "aml.read"},
     {"resource:aml://cases/{caseId}/graph.{format}", "aml.read"},
@@ -879,7 +882,8 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
         if ((st = mcp_server_add_tool(srv, &t, err)) != MCP_OK)
             goto done;
     }
-    if ((st = register_resources(srv, app, err)) != MCP_OK || (st = aml_graph_tools_register(srv, app, err)) != MCP_OK)
+    if ((st = register_resources(srv, app, err)) != MCP_OK || (st = aml_graph_tools_register(srv, app, err)) != MCP_OK ||
+        (st = aml_screen_tools_register(srv, app, err)) != MCP_OK)
         goto done;
     if ((st = aml_workflow_tools_register(srv, app, err)) != MCP_OK)
         goto done;

@@ -35,6 +35,9 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 /** Registers traceFunds, caseGraph, aml://cases/{caseId}/graph.{format} and the view ui://aml/case-view (graph_tools.c). */
 mcp_status aml_graph_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 
+/** Registers screenEntity, screenCase and dismissScreeningHit (screen_tools.c). */
+mcp_status aml_screen_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
+
 /* Server options for the AML server over `app`: its name and instructions,
  * and the audit of tool calls refused before any handler ran. */
 void aml_server_opts(mcp_server_opts *so, aml_app *app);
