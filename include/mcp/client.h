@@ -456,9 +456,12 @@ MCP_API mcp_status mcp_client_list_prompts(mcp_client *c, mcp_response **out, mc
  * answered it: a `failed` task is MCP_ERR_PROTOCOL with its error, a
  * task the server cancelled MCP_ERR_CANCELLED. The time limit covers the
  * whole wait; when it passes, or mcp_client_cancel() is called with the
- * handle (`*ro->handle_out` is set again to the task's handle once the
- * task exists), the client sends tasks/cancel and returns
- * MCP_ERR_TIMEOUT or MCP_ERR_CANCELLED.
+ * handle of `ro->handle_out` (written once, before the request is sent;
+ * it names the task as well once the task exists), the client sends
+ * tasks/cancel and returns MCP_ERR_TIMEOUT or MCP_ERR_CANCELLED. A cancel
+ * that arrives after the server answered with the task but before the
+ * client registered its wait is not seen: the call then ends at its time
+ * limit or when the task does.
  * A macro over mcp_client_call_tool_sized() (see mcp_client_request()).
  */
 MCP_API mcp_status mcp_client_call_tool_sized(mcp_client *c, const char *name, const char *arguments,

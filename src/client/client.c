@@ -2839,13 +2839,14 @@ static mcp_status await_task(mcp_client *c, const mcp_request_opts *ro, uint64_t
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&tw.cv, &ca);
     pthread_condattr_destroy(&ca);
+    /* The handle the caller already holds (written before the request was
+     * sent, on this thread) names the task too: it is never rewritten, so
+     * another thread may read it without racing this one. */
     pthread_mutex_lock(&c->mu);
-    tw.handle = ++c->next_id;
+    tw.handle = ro->handle_out ? *ro->handle_out : ++c->next_id;
     tw.next = c->task_waits;
     c->task_waits = &tw;
     pthread_mutex_unlock(&c->mu);
-    if (ro->handle_out)
-        *ro->handle_out = tw.handle;
     char seen[300] = "";
     mcp_buf keys;
     mcp_buf_init(&keys, 0);

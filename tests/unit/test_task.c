@@ -604,14 +604,27 @@ static void test_client_task_timeout(void)
 
 typedef struct canceller {
     mcp_client *c;
-    uint64_t handle;
+    uint64_t handle;            /* written by the call, on the caller's thread */
+    _Atomic uint64_t published; /* the handle, handed to the cancelling thread */
 } canceller;
+
+/* on_task runs on the caller's thread after *handle_out was written: it
+ * publishes the handle, the way an application hands it to another thread. */
+static void publish_handle(const char *task_id, const char *status, const char *message, void *user_data)
+{
+    (void)task_id, (void)status, (void)message;
+    canceller *k = user_data;
+    atomic_store(&k->published, k->handle);
+}
 
 static void *cancel_later(void *arg)
 {
     canceller *k = arg;
-    sleep_ms(200); /* by then the task exists and the handle names it */
-    mcp_client_cancel(k->c, k->handle, "enough");
+    uint64_t h;
+    for (int t = 0; t < 1000 && !(h = atomic_load(&k->published)); t++)
+        sleep_ms(5);
+    sleep_ms(50);
+    mcp_client_cancel(k->c, h, "enough");
     return NULL;
 }
 
@@ -621,11 +634,13 @@ static void test_client_task_cancel(void)
     pair p;
     pair_open(&p);
     atomic_store(&g_cancelled_seen, 0);
-    canceller k = {p.c, 0};
+    canceller k = {p.c, 0, 0};
     mcp_request_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.as_task = 1;
     ro.handle_out = &k.handle;
+    ro.on_task = publish_handle;
+    ro.user_data = &k;
     pthread_t th;
     pthread_create(&th, NULL, cancel_later, &k);
     mcp_response *r = NULL;
