@@ -695,8 +695,11 @@ MCP_API const void *mcp_call_state(const mcp_call *call, size_t *n);
 typedef struct mcp_read mcp_read; /* a resources/read being answered */
 
 /**
- * Reads a resource. `uri` is the requested URI; for a template, `vars` is
- * an object of the variables it matched (strings), else NULL. Add contents
+ * Reads a resource. Runs on a worker thread, like a tool handler, unless
+ * the resource is flagged MCP_RESOURCE_NONBLOCKING (then on the thread
+ * that received the request: it must not block). `uri` is the requested
+ * URI; for a template, `vars` is an object of the variables it matched
+ * (strings), else NULL. Add contents
  * with mcp_read_text()/mcp_read_blob(); return MCP_ERR_NOT_FOUND when the
  * URI names nothing (the client gets the era's not-found error), MCP_OK
  * otherwise. Other statuses give -32603.
@@ -713,6 +716,7 @@ typedef mcp_status (*mcp_complete_fn)(mcp_completion *cmp, const char *argument,
                                       const mcp_json *context, void *user_data);
 
 #define MCP_RESOURCE_SUBSCRIBABLE 0x1u /* clients may subscribe to updates */
+#define MCP_RESOURCE_NONBLOCKING 0x2u  /* the handler never blocks: run it on the I/O thread */
 
 /* A resource (exact `uri`) or resource template (`uri_template`).
  * Zero-initialise; may grow at its end (base.h, "Option structs and the ABI"). */
@@ -797,7 +801,9 @@ typedef struct mcp_prompt_arg {
 } mcp_prompt_arg;
 
 /**
- * Builds a prompt's messages. `args` is the arguments object (strings),
+ * Builds a prompt's messages. Runs on a worker thread, like a tool handler,
+ * unless the prompt is flagged MCP_PROMPT_NONBLOCKING (then on the thread
+ * that received the request). `args` is the arguments object (strings),
  * required ones guaranteed present. Return MCP_OK, or MCP_ERR_INVALID_ARG
  * with mcp_prompt_invalid() to reject an argument value (-32602).
  */
@@ -819,7 +825,11 @@ typedef struct mcp_prompt_def {
     void (*user_data_free)(void *user_data); /* called once when the prompt is gone */
     const char *scopes;            /* space-separated OAuth scopes prompts/get needs
                                       (with authorization on), or NULL */
+    unsigned flags;                /* MCP_PROMPT_* */
 } mcp_prompt_def;
+
+/* Prompt flags. */
+#define MCP_PROMPT_NONBLOCKING 0x1u /* the handler never blocks: run it on the I/O thread */
 
 /**
  * Registers a prompt. Statuses as mcp_server_add_resource(); an `args`

@@ -287,9 +287,9 @@ static mcp_status ask_legacy(mcp_call *call, const char *method, const mcp_buf *
 
 /*
  * The common path: capability, then the era's way of getting the answer.
- * `call` is NULL for prompts, which run on the I/O thread and so can only
- * ask in the 2026-07-28 way (a legacy wait there would block the very
- * thread that must read the answer).
+ * `call` is NULL for prompts, which can only ask in the 2026-07-28 way:
+ * one flagged non-blocking runs on the I/O thread, where a legacy wait
+ * would block the very thread that must read the answer.
  */
 static mcp_status ask_with(mcp__asker *a, mcp_call *call, const char *key, const char *method, const char *cap,
                            int url_mode, const mcp_buf *params, const mcp_json **answer)

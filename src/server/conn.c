@@ -2,7 +2,8 @@
  * A connection: the sans-I/O protocol engine for one client. Frames come
  * in through mcp_conn_recv(), answers leave through the transport's send
  * callback. Cheap requests are answered on the caller's thread; tools/call
- * goes to call.c and the worker pool.
+ * goes to call.c and the worker pool, resources/read and prompts/get
+ * handlers to the pool through defer.c.
  *
  * Routing is two-level: the method name is looked up in a sorted table
  * (level 1), the tool name in the registry's hash index (level 2).
@@ -1246,7 +1247,7 @@ mcp_status mcp_conn_close(mcp_conn *c, unsigned grace_ms)
      * whose client left, or whose answer is out and its handler unwinding):
      * nothing was ignored, so nothing is worth a warning. */
     if (still && grace_ms)
-        mcp__server_diag(c->srv, MCP_LOG_WARNING, "%u tool handler(s) ignored cancellation; abandoned", still);
+        mcp__server_diag(c->srv, MCP_LOG_WARNING, "%u handler(s) ignored cancellation; abandoned", still);
     return still ? MCP_ERR_TIMEOUT : MCP_OK;
 }
 

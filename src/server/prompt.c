@@ -20,6 +20,7 @@ typedef struct mcp__prompt {
     mcp_complete_fn complete;   /* argument completion, or NULL */
     void *user_data;            /* for handler and complete */
     void (*user_data_free)(void *); /* its destructor */
+    unsigned flags;             /* MCP_PROMPT_* */
 } mcp__prompt;
 
 struct mcp_prompt {
@@ -80,6 +81,7 @@ mcp_status mcp_server_add_prompt_sized(mcp_server *srv, const mcp_prompt_def *de
     p->complete = def->complete;
     p->user_data = def->user_data;
     p->user_data_free = def->user_data_free;
+    p->flags = def->flags;
     if (!def->name || !*def->name || !def->handler || (def->nargs && !def->args)) {
         st = mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "a prompt needs a name and a handler");
         goto fail;
@@ -244,6 +246,49 @@ static void reply_named(mcp__req *r, const char *prefix, const char *what, size_
     mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, ok ? text : prefix);
 }
 
+/* Builds the prompt's messages and answers (on a worker unless MCP_PROMPT_NONBLOCKING). */
+static void prompt_run(mcp__req *r, mcp__entry *e)
+{
+    mcp__prompt *p = (mcp__prompt *)e;
+    const mcp_json *args = mcp_json_get(r->msg->params, "arguments");
+    mcp_prompt pr;
+    memset(&pr, 0, sizeof pr);
+    pr.principal = r->principal;
+    pr.ask.modern = r->modern;
+    pr.ask.caps = r->caps;
+    char bound[300];
+    snprintf(bound, sizeof bound, "prompts/get:%s", p->e.key);
+    if (mcp__ask_begin(r, &pr.ask, bound, args)) {
+        mcp__ask_cleanup(&pr.ask);
+        return;
+    }
+    mcp_buf_init(&pr.msgs, r->c->srv->opts.max_message);
+    mcp_jw_init(&pr.w, &pr.msgs);
+    mcp_jw_array_begin(&pr.w);
+    mcp_status st = p->handler(&pr, args ? args : mcp__empty_object(), p->user_data);
+    if (mcp__ask_handles(&pr.ask, st)) {
+        mcp__ask_finish(r->c, &r->msg->id, &pr.ask, st, bound, args);
+    } else if (st == MCP_ERR_INVALID_ARG && pr.invalid[0]) {
+        reply_named(r, "Invalid params: ", pr.invalid, strlen(pr.invalid));
+    } else if (st || (mcp_jw_array_end(&pr.w), mcp_jw_finish(&pr.w))) {
+        mcp__server_diag(r->c->srv, MCP_LOG_ERROR, "prompt %s failed: %s", p->e.key,
+                         mcp_status_str(st ? st : mcp_jw_status(&pr.w)));
+        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: the prompt could not be built");
+    } else {
+        mcp__result_begin(r);
+        if (pr.description) {
+            mcp_jw_key(&r->w, "description");
+            mcp_jw_string(&r->w, pr.description);
+        }
+        mcp_jw_key(&r->w, "messages");
+        mcp_jw_raw(&r->w, pr.msgs.data, pr.msgs.len);
+        mcp__result_end(r);
+    }
+    mcp_buf_cleanup(&pr.msgs);
+    mcp_free(pr.description);
+    mcp__ask_cleanup(&pr.ask);
+}
+
 void mcp__m_prompts_get(mcp__req *r)
 {
     size_t nlen;
@@ -285,44 +330,14 @@ void mcp__m_prompts_get(mcp__req *r)
             return;
         }
     }
-    mcp_prompt pr;
-    memset(&pr, 0, sizeof pr);
-    pr.principal = r->principal;
-    pr.ask.modern = r->modern;
-    pr.ask.caps = r->caps;
-    char bound[300];
-    snprintf(bound, sizeof bound, "prompts/get:%s", p->e.key);
-    if (mcp__ask_begin(r, &pr.ask, bound, args)) {
-        mcp__entry_release(e);
-        mcp__ask_cleanup(&pr.ask);
+    /* A handler may block: it runs on a worker, like a tool, unless its
+     * author says it never does. */
+    if (!(p->flags & MCP_PROMPT_NONBLOCKING)) {
+        mcp__req_defer(r, prompt_run, e);
         return;
     }
-    mcp_buf_init(&pr.msgs, r->c->srv->opts.max_message);
-    mcp_jw_init(&pr.w, &pr.msgs);
-    mcp_jw_array_begin(&pr.w);
-    mcp_status st = p->handler(&pr, args ? args : mcp__empty_object(), p->user_data);
+    prompt_run(r, e);
     mcp__entry_release(e);
-    if (mcp__ask_handles(&pr.ask, st)) {
-        mcp__ask_finish(r->c, &r->msg->id, &pr.ask, st, bound, args);
-    } else if (st == MCP_ERR_INVALID_ARG && pr.invalid[0]) {
-        reply_named(r, "Invalid params: ", pr.invalid, strlen(pr.invalid));
-    } else if (st || (mcp_jw_array_end(&pr.w), mcp_jw_finish(&pr.w))) {
-        mcp__server_diag(r->c->srv, MCP_LOG_ERROR, "prompt %.*s failed: %s", (int)nlen, name,
-                         mcp_status_str(st ? st : mcp_jw_status(&pr.w)));
-        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: the prompt could not be built");
-    } else {
-        mcp__result_begin(r);
-        if (pr.description) {
-            mcp_jw_key(&r->w, "description");
-            mcp_jw_string(&r->w, pr.description);
-        }
-        mcp_jw_key(&r->w, "messages");
-        mcp_jw_raw(&r->w, pr.msgs.data, pr.msgs.len);
-        mcp__result_end(r);
-    }
-    mcp_buf_cleanup(&pr.msgs);
-    mcp_free(pr.description);
-    mcp__ask_cleanup(&pr.ask);
 }
 
 mcp_status mcp_prompt_elicit(mcp_prompt *p, const char *key, const char *message, const char *requested_schema,

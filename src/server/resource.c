@@ -362,26 +362,10 @@ static mcp_status read_static(mcp_read *rd, const mcp__resource *res, const char
     return read_item(rd, uri, res->mime_type, NULL, res->blob ? (const void *)res->blob : "", res->blob_len, meta);
 }
 
-void mcp__m_resources_read(mcp__req *r)
+/* Reads `res` for the request's uri (its template variables in `vars`) and answers. */
+static void read_resolved(mcp__req *r, mcp__resource *res, const char *uri, size_t len, const mcp__urivars *vars)
 {
     mcp_server *srv = r->c->srv;
-    size_t len;
-    const char *uri = mcp_json_str(mcp_json_get(r->msg->params, "uri"), &len);
-    if (!uri) {
-        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: resources/read needs a string \"uri\"");
-        return;
-    }
-    mcp__urivars vars;
-    mcp__resource *res = resolve(srv, uri, len, &vars);
-    if (!res) {
-        not_found(r, uri, len);
-        return;
-    }
-    if (!mcp__entry_allows(&res->e, r->principal)) {
-        mcp__reply_forbidden(r, res->e.scopes);
-        mcp__entry_release(&res->e);
-        return;
-    }
     /* The variables as a JSON object for the handler. */
     mcp_json_doc *vdoc = NULL;
     if (res->is_template) {
@@ -390,14 +374,13 @@ void mcp__m_resources_read(mcp__req *r)
         mcp_jw vw;
         mcp_jw_init(&vw, &vb);
         mcp_jw_object_begin(&vw);
-        for (size_t i = 0; i < vars.n; i++) {
-            mcp_jw_keyn(&vw, vars.v[i].name, vars.v[i].name_len);
-            write_var_value(&vw, vars.v[i].value, vars.v[i].value_len);
+        for (size_t i = 0; i < vars->n; i++) {
+            mcp_jw_keyn(&vw, vars->v[i].name, vars->v[i].name_len);
+            write_var_value(&vw, vars->v[i].value, vars->v[i].value_len);
         }
         mcp_jw_object_end(&vw);
         if (mcp_jw_finish(&vw) != MCP_OK || mcp_json_parse(&vdoc, vb.data, vb.len, NULL, NULL) != MCP_OK) {
             mcp_buf_cleanup(&vb);
-            mcp__entry_release(&res->e);
             mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
             return;
         }
@@ -424,7 +407,6 @@ void mcp__m_resources_read(mcp__req *r)
     }
     r->w = rd.w;
     mcp_json_doc_free(vdoc);
-    mcp__entry_release(&res->e);
     if (st == MCP_ERR_NOT_FOUND) {
         mcp_buf_cleanup(&r->buf);
         not_found(r, uri, len);
@@ -444,6 +426,51 @@ void mcp__m_resources_read(mcp__req *r)
     if (r->modern)
         mcp__write_caching(r);
     mcp__result_end(r);
+}
+
+/* On a worker (defer.c): the checks passed on the transport's thread. */
+static void read_deferred(mcp__req *r, mcp__entry *e)
+{
+    mcp__resource *res = (mcp__resource *)e;
+    size_t len;
+    const char *uri = mcp_json_str(mcp_json_get(r->msg->params, "uri"), &len);
+    mcp__urivars vars;
+    vars.n = 0;
+    if (res->is_template && !mcp__uritemplate_match(&res->tpl, uri, len, &vars)) {
+        not_found(r, uri, len); /* cannot happen: it matched before and the message is the same */
+        return;
+    }
+    read_resolved(r, res, uri, len, &vars);
+}
+
+void mcp__m_resources_read(mcp__req *r)
+{
+    mcp_server *srv = r->c->srv;
+    size_t len;
+    const char *uri = mcp_json_str(mcp_json_get(r->msg->params, "uri"), &len);
+    if (!uri) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: resources/read needs a string \"uri\"");
+        return;
+    }
+    mcp__urivars vars;
+    mcp__resource *res = resolve(srv, uri, len, &vars);
+    if (!res) {
+        not_found(r, uri, len);
+        return;
+    }
+    if (!mcp__entry_allows(&res->e, r->principal)) {
+        mcp__reply_forbidden(r, res->e.scopes);
+        mcp__entry_release(&res->e);
+        return;
+    }
+    /* A handler may block: it runs on a worker, like a tool, unless its
+     * author says it never does. Static contents are answered here. */
+    if (res->handler && !(res->flags & MCP_RESOURCE_NONBLOCKING)) {
+        mcp__req_defer(r, read_deferred, &res->e);
+        return;
+    }
+    read_resolved(r, res, uri, len, &vars);
+    mcp__entry_release(&res->e);
 }
 
 void mcp__write_resource_contents(mcp_jw *w, const char *uri, const char *mime, const char *text, const void *bytes,

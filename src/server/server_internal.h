@@ -394,6 +394,19 @@ void mcp__conn_notify(mcp_conn *c, const char *method);
 /* Writes `_meta` with serverInfo and resultType for a modern result. */
 void mcp__write_modern_result_fields(mcp_jw *w, mcp_server *srv);
 
+/* ---- defer.c ---- */
+/* Runs on a worker what follows a request's checks. `e` is the entry it
+ * serves (the request's reference, released after fn returns). */
+typedef void (*mcp__deferred_fn)(mcp__req *r, mcp__entry *e);
+/*
+ * Queues fn(r', e) on the worker pool, r' a copy of `r` that has taken
+ * over its message (r->msg is left empty) and a reference to the
+ * principal; the connection stays referenced and counted in `running`
+ * until it ran. Takes over `e` in every case; a full queue is answered
+ * -32603 (retryable) at once, a closing connection not at all.
+ */
+void mcp__req_defer(mcp__req *r, mcp__deferred_fn fn, mcp__entry *e);
+
 /* ---- resource.c, prompt.c ---- */
 void mcp__m_resources_list(mcp__req *r);
 void mcp__m_templates_list(mcp__req *r);

@@ -924,8 +924,179 @@ static void test_timeout_report_reenters(void)
     alarm(0);
 }
 
+/* ---- resource and prompt handlers run on the workers ---------------------------------------------- */
+
+/* A handler that blocks until released (at most 3 s) and notes its thread. */
+typedef struct slow_handler {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int release;
+    int ran;
+    pthread_t thread;
+} slow_handler;
+
+static void slow_wait(slow_handler *h)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 3;
+    pthread_mutex_lock(&h->mu);
+    h->thread = pthread_self();
+    h->ran = 1;
+    while (!h->release && pthread_cond_timedwait(&h->cv, &h->mu, &until) == 0)
+        ;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void slow_release(slow_handler *h)
+{
+    pthread_mutex_lock(&h->mu);
+    h->release = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static mcp_status slow_read(mcp_read *rd, const char *uri, const mcp_json *vars, void *ud)
+{
+    (void)vars;
+    slow_wait(ud);
+    return mcp_read_text(rd, uri, "text/plain", "slow");
+}
+
+static mcp_status slow_prompt(mcp_prompt *p, const mcp_json *args, void *ud)
+{
+    (void)args;
+    slow_wait(ud);
+    return mcp_prompt_text(p, MCP_ROLE_USER, "slow");
+}
+
+/*
+ * One blocking resource or prompt handler (flags 0), or one flagged
+ * non-blocking: recv must return at once for the first, the answer come
+ * from a worker; the second runs on the receiving thread.
+ */
+static void check_handler_thread(int prompt, unsigned flags)
+{
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.workers = 2;
+    o.log = quiet;
+    mcp_server *srv;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    slow_handler h;
+    memset(&h, 0, sizeof h);
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    if (flags)
+        h.release = 1; /* runs inline: must not wait */
+    if (prompt) {
+        mcp_prompt_def pd;
+        memset(&pd, 0, sizeof pd);
+        pd.name = "slow";
+        pd.handler = slow_prompt;
+        pd.user_data = &h;
+        pd.flags = flags;
+        T_OK(mcp_server_add_prompt(srv, &pd, NULL));
+    } else {
+        mcp_resource_def rd;
+        memset(&rd, 0, sizeof rd);
+        rd.uri_template = "slow://{name}";
+        rd.name = "slow";
+        rd.size = -1;
+        rd.handler = slow_read;
+        rd.user_data = &h;
+        rd.flags = flags;
+        T_OK(mcp_server_add_resource(srv, &rd, NULL));
+    }
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    uint64_t t0 = mcp__mono_ns();
+    send_line(c, prompt ? "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"prompts/get\",\"params\":{\"name\":\"slow\"}}"
+                        : "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":\"slow://a\"}}");
+    uint64_t took_ms = (mcp__mono_ns() - t0) / 1000000u;
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}");
+    long ping = capture_find(&cap, "\"id\":6,");
+    slow_release(&h);
+    T_TRUE(wait_for(&cap, "\"id\":5,", 5000) >= 0);
+    T_TRUE(capture_find(&cap, "slow") >= 0);
+    pthread_mutex_lock(&h.mu);
+    int on_me = h.ran && pthread_equal(h.thread, pthread_self());
+    pthread_mutex_unlock(&h.mu);
+    if (flags) {
+        T_TRUE(on_me);
+    } else {
+        T_FALSE(on_me);
+        T_TRUE(took_ms < 1000); /* recv did not wait for the handler */
+        T_TRUE(ping >= 0);      /* ping answered while the handler still blocked */
+        T_TRUE(ping < capture_find(&cap, "\"id\":5,"));
+    }
+    mcp_conn_free(c);
+    capture_free(&cap);
+    mcp_server_free(srv);
+    pthread_cond_destroy(&h.cv);
+    pthread_mutex_destroy(&h.mu);
+}
+
+static void test_resource_prompt_on_workers(void)
+{
+    check_handler_thread(0, 0);
+    check_handler_thread(1, 0);
+    check_handler_thread(0, MCP_RESOURCE_NONBLOCKING);
+    check_handler_thread(1, MCP_PROMPT_NONBLOCKING);
+}
+
+/* A read queued behind a busy pool on a connection being closed: dropped, nothing leaks. */
+static void test_deferred_read_dropped_on_close(void)
+{
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.workers = 1;
+    o.log = quiet;
+    mcp_server *srv;
+    T_OK(mcp_server_new(&srv, &o, NULL));
+    slow_handler h;
+    memset(&h, 0, sizeof h);
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    mcp_resource_def rd;
+    memset(&rd, 0, sizeof rd);
+    rd.uri_template = "slow://{name}";
+    rd.name = "slow";
+    rd.size = -1;
+    rd.handler = slow_read;
+    rd.user_data = &h;
+    T_OK(mcp_server_add_resource(srv, &rd, NULL));
+    capture cap;
+    capture_init(&cap);
+    mcp_conn *c;
+    T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
+    initialize(c);
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"slow://a\"}}");
+    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"slow://b\"}}");
+    for (int i = 0; i < 1000; i++) {
+        pthread_mutex_lock(&h.mu);
+        int ran = h.ran;
+        pthread_mutex_unlock(&h.mu);
+        if (ran)
+            break;
+        sleep_ms(2);
+    }
+    T_STATUS(mcp_conn_close(c, 0), MCP_ERR_TIMEOUT); /* the first still runs */
+    slow_release(&h);
+    mcp_conn_free(c);
+    mcp_server_free(srv); /* the pool runs the second, which sees the close */
+    T_TRUE(capture_find(&cap, "\"id\":2,") < 0);
+    capture_free(&cap);
+    pthread_cond_destroy(&h.cv);
+    pthread_mutex_destroy(&h.mu);
+}
+
 TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed), TEST(test_pagination),
           TEST(test_slow_never_blocks_fast), TEST(test_busy_queue), TEST(test_close_cancels),
           TEST(test_handler_api_errors), TEST(test_many_connections), TEST(test_input_required_rounds),
           TEST(test_legacy_ask_cancel), TEST(test_call_reports),
-          TEST(test_transcript_mode), TEST(test_uri_logged_quoted), TEST(test_timeout_report_reenters))
+          TEST(test_transcript_mode), TEST(test_uri_logged_quoted), TEST(test_timeout_report_reenters),
+          TEST(test_resource_prompt_on_workers), TEST(test_deferred_read_dropped_on_close))
