@@ -14,7 +14,7 @@ SHELL := /bin/sh
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 
-BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libgraphviz-dev libicu-dev
+BUILD_PKGS := cmake make gcc g++ pkg-config libpcre2-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcurl4-openssl-dev libgraphviz-dev libicu-dev libpq-dev
 # The interop tests (tests/interop) also need Node.js 20+ and npm. They come
 # with the machine image, not from apt (Debian's nodejs is older): without
 # them the interop.node_missing test fails and says so. flock (util-linux)
@@ -28,6 +28,9 @@ TEST_PKGS += libxml2-dev
 # aml.app.browser drives Debian's Chromium (headless) with playwright-core
 # from npm (tests/aml/app) to test the MCP App of mcp-server-aml.
 TEST_PKGS += chromium
+# The PostgreSQL store's tests start their own PostgreSQL 15 server
+# (tests/lib/pg.sh: initdb and pg_ctl in a temporary folder).
+TEST_PKGS += postgresql
 DEB_PKGS := $(BUILD_PKGS) dpkg-dev file
 FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
 VALGRIND_PKGS := $(BUILD_PKGS) valgrind

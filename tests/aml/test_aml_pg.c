@@ -1,0 +1,326 @@
+/*
+ * The PostgreSQL store on a real server (run under tests/lib/pg.sh, which
+ * sets AML_TEST_DB): placeholder translation, the URI without its password
+ * in every message, the schema set up, reopened, a stranger's database and
+ * a newer schema refused, concurrent first opens, statement round trips
+ * (NULL, bigint extremes, quotes and Unicode, `?` inside literals, doubles
+ * and numerics), transactions and rollback, SQLSTATEs, streams, COPY.
+ */
+#include "store/pg_conn.h"
+#include "store/store.h"
+#include "pgtest.h"
+#include "testlib.h"
+
+#include <sys/wait.h>
+
+static void test_translate(void)
+{
+    int n = 0;
+    char *t = aml_pg_translate("SELECT ?, '?''?', \"a?\", ? -- ?\n, /* ? */ ?3, E'\\'?', $x$ ? $x$, ?", &n);
+    T_NOT_NULL(t);
+    T_EQ_STR(t, "SELECT $1, '?''?', \"a?\", $2 -- ?\n, /* ? */ $3, E'\\'?', $x$ ? $x$, $4");
+    T_EQ_INT(n, 4);
+    free(t);
+    t = aml_pg_translate("WHERE substr(key, 1, length(?1)) = ?1", &n);
+    T_EQ_STR(t, "WHERE substr(key, 1, length($1)) = $1");
+    T_EQ_INT(n, 1);
+    free(t);
+    T_NULL(aml_pg_translate("SELECT ?0", &n));
+    T_NULL(aml_pg_translate("SELECT ?99999", &n));
+}
+
+static void test_redact(void)
+{
+    char out[256];
+    aml_pg_redact("postgresql://alice:s3cret@db.example:5433/aml?sslmode=require&password=x2&application_name=a", out,
+                  sizeof out);
+    T_EQ_STR(out, "postgresql://alice@db.example:5433/aml?sslmode=require&application_name=a");
+    aml_pg_redact("postgres://bob@h/d?password=only", out, sizeof out);
+    T_EQ_STR(out, "postgres://bob@h/d");
+    aml_pg_redact("postgresql://u:p@w@h/d", out, sizeof out);
+    T_EQ_STR(out, "postgresql://u@h/d");
+    aml_pg_redact("postgresql:///d", out, sizeof out);
+    T_EQ_STR(out, "postgresql:///d");
+}
+
+/* A connection with the schema set up in a fresh schema of the test database. */
+static aml_pg *fresh(char *uri, size_t n)
+{
+    aml_pg *pg = NULL;
+    aml_err err = {{0}};
+    if (pgt_fresh(uri, n, NULL, 0))
+        return NULL;
+    if (aml_pg_connect(&pg, uri, &err) || aml_pg_schema_open(pg, AML_OPEN_CREATE, NULL, NULL, &err)) {
+        fprintf(stderr, "fresh: %s\n", err.msg);
+        aml_pg_free(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+static int64_t one_int(aml_pg *pg, const char *sql)
+{
+    aml_pg_st *st = aml_pg_get(pg, sql, 0);
+    int64_t v = -1;
+    if (st && aml_pg_step(st) == AML_ROW)
+        v = aml_pg_col_int(st, 0);
+    if (st)
+        aml_pg_reset(st);
+    return v;
+}
+
+static void test_password_refused(void)
+{
+    aml_pg *pg = NULL;
+    aml_err err = {{0}};
+    T_EQ_INT(aml_pg_connect(&pg, "postgresql://aml:hunter2@127.0.0.1:1/aml", &err), -1);
+    T_TRUE(strstr(err.msg, "hunter2") == NULL);
+    T_TRUE(strstr(err.msg, "password") != NULL);
+    T_EQ_INT(aml_pg_connect(&pg, "postgresql://aml@127.0.0.1:1/aml?password=hunter2&connect_timeout=2", &err), -1);
+    T_TRUE(strstr(err.msg, "hunter2") == NULL);
+    /* Nobody listens on port 1: a clear "cannot connect" naming the URI. */
+    T_EQ_INT(aml_pg_connect(&pg, "postgresql://aml@127.0.0.1:1/aml?connect_timeout=2", &err), -1);
+    fprintf(stderr, "  (expected) %s\n", err.msg);
+    T_TRUE(strstr(err.msg, "cannot connect") != NULL);
+    T_TRUE(strstr(err.msg, "postgresql://aml@127.0.0.1:1/aml") != NULL);
+}
+
+static void test_schema(void)
+{
+    char uri[512];
+    aml_pg *pg = fresh(uri, sizeof uri);
+    T_NOT_NULL(pg);
+    if (!pg)
+        return;
+    T_EQ_INT(one_int(pg, "SELECT version FROM aml_schema"), AML_SCHEMA_VERSION);
+    T_TRUE(one_int(pg, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") >= 20);
+    /* Text sorts by bytes whatever the database's locale. */
+    T_EQ_INT(aml_pg_exec(pg, "INSERT INTO meta VALUES ('b', '1'), ('B', '2'), ('a', '3'), ('\xc3\xa9', '4')"), 0);
+    static const char order[] = "SELECT string_agg(key, ',' ORDER BY key) FROM meta";
+    aml_pg_st *st = aml_pg_get(pg, order, 0);
+    T_EQ_INT(aml_pg_step(st), AML_ROW);
+    T_EQ_STR(aml_pg_col_text(st, 0), "B,a,b,\xc3\xa9");
+    aml_pg_reset(st);
+    /* The append-only triggers, with SQLite's messages. */
+    T_EQ_INT(aml_pg_exec(pg, "INSERT INTO audit_log VALUES (1, 'a', 'b', 'c', NULL, NULL, NULL, 'r', NULL, 'ok', "
+                             "NULL, 'p', 'e')"),
+             0);
+    T_EQ_INT(aml_pg_exec(pg, "UPDATE audit_log SET outcome = 'error'"), -1);
+    T_TRUE(strstr(aml_pg_errmsg(pg), "audit_log is append-only") != NULL);
+    T_EQ_INT(aml_pg_exec(pg, "DELETE FROM audit_log"), -1);
+    T_EQ_INT(aml_pg_exec(pg, "TRUNCATE audit_log"), -1);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM audit_log"), 1);
+    aml_pg_free(pg);
+    /* Reopened: nothing to do; read-only works. */
+    aml_err err = {{0}};
+    T_EQ_INT(aml_pg_connect(&pg, uri, &err), 0);
+    T_EQ_INT(aml_pg_schema_open(pg, AML_OPEN_READONLY, NULL, NULL, &err), 0);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM meta"), 4);
+    /* A newer schema is refused. */
+    T_EQ_INT(aml_pg_exec(pg, "UPDATE aml_schema SET version = 99"), 0);
+    aml_pg_free(pg);
+    T_EQ_INT(aml_pg_connect(&pg, uri, &err), 0);
+    T_EQ_INT(aml_pg_schema_open(pg, 0, NULL, NULL, &err), -1);
+    T_TRUE(strstr(err.msg, "newer") != NULL);
+    aml_pg_free(pg);
+}
+
+static void test_stranger(void)
+{
+    char uri[512], schema[64], sql[200];
+    T_EQ_INT(pgt_fresh(uri, sizeof uri, schema, sizeof schema), 0);
+    snprintf(sql, sizeof sql, "CREATE TABLE %s.orders(id int); INSERT INTO %s.orders VALUES (1)", schema, schema);
+    T_EQ_INT(pgt_exec(sql), 0);
+    aml_pg *pg = NULL;
+    aml_err err = {{0}};
+    T_EQ_INT(aml_pg_connect(&pg, uri, &err), 0);
+    T_EQ_INT(aml_pg_schema_open(pg, AML_OPEN_CREATE, NULL, NULL, &err), -1);
+    fprintf(stderr, "  (expected) %s\n", err.msg);
+    T_TRUE(strstr(err.msg, "not an mcp-server-aml case store") != NULL);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"), 1);
+    aml_pg_free(pg);
+}
+
+/* Four processes open the same empty schema at once: one sets it up, all succeed. */
+static void test_concurrent_open(void)
+{
+    char uri[512];
+    T_EQ_INT(pgt_fresh(uri, sizeof uri, NULL, 0), 0);
+    pid_t kids[4];
+    for (int i = 0; i < 4; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            aml_pg *pg = NULL;
+            aml_err err = {{0}};
+            int rc = aml_pg_connect(&pg, uri, &err) || aml_pg_schema_open(pg, AML_OPEN_CREATE, NULL, NULL, &err);
+            if (rc)
+                fprintf(stderr, "child: %s\n", err.msg);
+            aml_pg_free(pg);
+            _exit(rc ? 1 : 0);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int status = 0;
+        waitpid(kids[i], &status, 0);
+        T_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
+static void test_round_trip(void)
+{
+    char uri[512];
+    aml_pg *pg = fresh(uri, sizeof uri);
+    T_NOT_NULL(pg);
+    if (!pg)
+        return;
+    static const char ins[] = "INSERT INTO customers(customer_id, customer_type, full_name, occupation, pep, "
+                              "expected_monthly_cash_minor) VALUES (?, 'individual', ?, ?, ?, ?)";
+    static const char hostile[] = "Robert'); DROP TABLE customers; -- \xe2\x82\xac \xf0\x9f\x98\x80 ?";
+    aml_pg_st *st = aml_pg_get(pg, ins, 0);
+    T_NOT_NULL(st);
+    aml_pg_bind(st, 1, "C'1\"?", 5, AML_PG_UNKNOWN);
+    aml_pg_bind(st, 2, hostile, strlen(hostile), AML_PG_UNKNOWN);
+    aml_pg_bind(st, 3, NULL, 0, AML_PG_UNKNOWN);
+    aml_pg_bind_int(st, 4, INT64_MAX);
+    aml_pg_bind_int(st, 5, INT64_MIN);
+    T_EQ_INT(aml_pg_step(st), AML_DONE);
+    T_EQ_INT(aml_pg_changes(pg), 1);
+    static const char sel[] = "SELECT full_name, occupation, pep, expected_monthly_cash_minor, '?' || ?, "
+                              "pep = ?, avg(pep::numeric) - 0.5, 2.5::float8 FROM customers "
+                              "WHERE customer_id = ? GROUP BY 1, 2, 3, 4";
+    st = aml_pg_get(pg, sel, 0);
+    aml_pg_bind(st, 1, "x", 1, AML_PG_UNKNOWN);
+    aml_pg_bind_int(st, 2, INT64_MAX);
+    aml_pg_bind(st, 3, "C'1\"?", 5, AML_PG_UNKNOWN);
+    T_EQ_INT(aml_pg_step(st), AML_ROW);
+    T_EQ_STR(aml_pg_col_text(st, 0), hostile);
+    T_TRUE(aml_pg_col_null(st, 1));
+    T_EQ_STR(aml_pg_col_text(st, 1), "");
+    T_TRUE(aml_pg_col_int(st, 2) == INT64_MAX);
+    T_TRUE(aml_pg_col_int(st, 3) == INT64_MIN);
+    T_EQ_STR(aml_pg_col_text(st, 4), "?x");
+    T_EQ_STR(aml_pg_col_text(st, 5), "1");
+    T_EQ_INT(aml_pg_col_int(st, 5), 1);
+    T_TRUE(aml_pg_col_int(st, 6) == INT64_MAX - 1);
+    T_EQ_DBL(aml_pg_col_double(st, 7), 2.5);
+    T_EQ_INT(aml_pg_col_int(st, 7), 2);
+    T_EQ_INT(aml_pg_step(st), AML_DONE);
+    /* The same text again: cached, bindings cleared, the same prepared statement. */
+    T_TRUE(aml_pg_get(pg, sel, 0) == st);
+    aml_pg_bind(st, 3, "nobody", 6, AML_PG_UNKNOWN);
+    T_EQ_INT(aml_pg_step(st), AML_DONE);
+    aml_pg_reset(st);
+    /* A unique violation keeps its SQLSTATE. */
+    st = aml_pg_get(pg, ins, 0);
+    aml_pg_bind(st, 1, "C'1\"?", 5, AML_PG_UNKNOWN);
+    aml_pg_bind(st, 2, "again", 5, AML_PG_UNKNOWN);
+    aml_pg_bind_int(st, 4, 0);
+    T_EQ_INT(aml_pg_step(st), -1);
+    T_EQ_STR(aml_pg_sqlstate(pg), "23505");
+    aml_pg_free(pg);
+}
+
+static void test_transactions(void)
+{
+    char uri[512];
+    aml_pg *pg = fresh(uri, sizeof uri);
+    T_NOT_NULL(pg);
+    if (!pg)
+        return;
+    T_EQ_INT(aml_pg_in_tx(pg), 0);
+    T_EQ_INT(aml_pg_begin(pg), 0);
+    T_EQ_INT(aml_pg_in_tx(pg), 1);
+    T_EQ_INT(aml_pg_begin(pg), -1);
+    T_EQ_INT(aml_pg_exec(pg, "INSERT INTO meta VALUES ('k', 'v')"), 0);
+    aml_pg_rollback(pg);
+    T_EQ_INT(aml_pg_in_tx(pg), 0);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM meta"), 0);
+    /* An error aborts the transaction: committing it fails and rolls back. */
+    T_EQ_INT(aml_pg_begin(pg), 0);
+    T_EQ_INT(aml_pg_exec(pg, "INSERT INTO meta VALUES ('k', 'v')"), 0);
+    T_EQ_INT(aml_pg_exec(pg, "INSERT INTO meta VALUES ('k', 'again')"), -1);
+    T_EQ_INT(aml_pg_in_tx(pg), 1);
+    T_EQ_INT(aml_pg_commit(pg), -1);
+    T_TRUE(strstr(aml_pg_errmsg(pg), "rolled back") != NULL);
+    T_EQ_INT(aml_pg_in_tx(pg), 0);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM meta"), 0);
+    /* Rowid keys: largest + 1 as SQLite, read back with RETURNING. */
+    T_EQ_INT(aml_pg_exec(pg, "INSERT INTO accounts(acct_no, account_id) VALUES (41, 'A41')"), 0);
+    T_EQ_INT(one_int(pg, "INSERT INTO accounts(account_id) VALUES ('A42') RETURNING acct_no"), 42);
+    aml_pg_free(pg);
+}
+
+static void test_stream_and_copy(void)
+{
+    char uri[512];
+    aml_pg *pg = fresh(uri, sizeof uri);
+    T_NOT_NULL(pg);
+    if (!pg)
+        return;
+    T_EQ_INT(aml_pg_copy_begin(pg, "COPY meta(key, value) FROM STDIN"), 0);
+    char key[32];
+    for (int i = 0; i < 10000; i++) {
+        int n = snprintf(key, sizeof key, "k%05d", i);
+        aml_pg_copy_text(pg, key, (size_t)n);
+        if (i == 7)
+            aml_pg_copy_text(pg, "tab\there\nnew \\ line\r", 20);
+        else
+            aml_pg_copy_int(pg, i);
+        T_EQ_INT(aml_pg_copy_row_end(pg), 0);
+    }
+    T_EQ_INT(aml_pg_copy_end(pg, NULL), 0);
+    T_EQ_INT(aml_pg_changes(pg), 10000);
+    static const char v7[] = "SELECT value FROM meta WHERE key = 'k00007'";
+    aml_pg_st *st = aml_pg_get(pg, v7, 0);
+    T_EQ_INT(aml_pg_step(st), AML_ROW);
+    T_EQ_STR(aml_pg_col_text(st, 0), "tab\there\nnew \\ line\r");
+    aml_pg_reset(st);
+    /* A failed COPY (a NULL in a NOT NULL column) fails whole. */
+    T_EQ_INT(aml_pg_copy_begin(pg, "COPY meta(key, value) FROM STDIN"), 0);
+    aml_pg_copy_text(pg, "x", 1);
+    aml_pg_copy_null(pg);
+    aml_pg_copy_row_end(pg);
+    T_EQ_INT(aml_pg_copy_end(pg, NULL), -1);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM meta"), 10000);
+    /* A stream reads every row in batches, and other statements run between its steps. */
+    static const char all[] = "SELECT key FROM meta WHERE key > ? ORDER BY key";
+    st = aml_pg_get(pg, all, 1);
+    aml_pg_bind(st, 1, "k", 1, AML_PG_UNKNOWN);
+    int n = 0, ordered = 1;
+    char prev[32] = "";
+    while (aml_pg_step(st) == AML_ROW) {
+        if (strcmp(prev, aml_pg_col_text(st, 0)) >= 0)
+            ordered = 0;
+        snprintf(prev, sizeof prev, "%s", aml_pg_col_text(st, 0));
+        if (n++ == 5000)
+            T_EQ_INT(one_int(pg, "SELECT count(*) FROM meta"), 10000);
+    }
+    T_EQ_INT(n, 10000);
+    T_TRUE(ordered);
+    T_EQ_INT(aml_pg_in_tx(pg), 0); /* its own transaction ended with the last row */
+    /* Reset early: the cursor closes and its transaction ends. */
+    st = aml_pg_get(pg, all, 1);
+    aml_pg_bind(st, 1, "k", 1, AML_PG_UNKNOWN);
+    T_EQ_INT(aml_pg_step(st), AML_ROW);
+    T_EQ_INT(aml_pg_in_tx(pg), 1);
+    aml_pg_reset(st);
+    T_EQ_INT(aml_pg_in_tx(pg), 0);
+    aml_pg_free(pg);
+}
+
+static int have_db(void)
+{
+    if (pgt_base())
+        return 1;
+    fprintf(stderr, "test_aml_pg: AML_TEST_DB is not set: run it under tests/lib/pg.sh\n");
+    return 0;
+}
+
+static void test_environment(void)
+{
+    T_TRUE(have_db());
+}
+
+TEST_MAIN(TEST(test_environment), TEST(test_translate), TEST(test_redact), TEST(test_password_refused),
+          TEST(test_schema), TEST(test_stranger), TEST(test_concurrent_open), TEST(test_round_trip),
+          TEST(test_transactions), TEST(test_stream_and_copy))
