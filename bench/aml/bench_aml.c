@@ -52,11 +52,11 @@ static double cpu_ms(void)
 
 static int64_t q1(aml_store *s, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
+    aml_st *st = NULL;
     int64_t v = -1;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    if ((st = aml_prepare(s, sql)) != NULL && aml_step(st) == AML_ROW)
+        v = aml_col_int(st, 0);
+    aml_finalize(st);
     return v;
 }
 
@@ -167,13 +167,12 @@ static int add_busy(aml_store *s, int64_t n, aml_err *err)
     /* Counterparties: the store's accounts, drawn at random. */
     int64_t nacc = q1(s, "SELECT count(*) FROM accounts");
     char **ids = malloc((size_t)nacc * sizeof *ids);
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(s->db, "SELECT account_id FROM accounts WHERE account_id <> 'ACC-BUSY' ORDER BY acct_no", -1,
-                       &st, NULL);
+    aml_st *st;
+    st = aml_prepare(s, "SELECT account_id FROM accounts WHERE account_id <> 'ACC-BUSY' ORDER BY acct_no");
     int64_t k = 0;
-    while (sqlite3_step(st) == SQLITE_ROW && k < nacc)
-        ids[k++] = aml_strdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    while (aml_step(st) == AML_ROW && k < nacc)
+        ids[k++] = aml_strdup(aml_col_text(st, 0));
+    aml_finalize(st);
     aml_rng r;
     aml_rng_seed(&r, 7);
     int64_t t0;
@@ -199,12 +198,11 @@ static int add_busy(aml_store *s, int64_t n, aml_err *err)
     /* An ordinary account: the first internal one with activity. */
     char typical[128] = "";
     /* The account in the middle of the id range: an individual with everyday activity. */
-    sqlite3_prepare_v2(s->db, "SELECT account_id FROM accounts WHERE account_id LIKE 'AMLW:%' ORDER BY acct_no "
-                              "LIMIT 1 OFFSET (SELECT count(*) / 2 FROM accounts)",
-                       -1, &st, NULL);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        snprintf(typical, sizeof typical, "%s", sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    st = aml_prepare(s, "SELECT account_id FROM accounts WHERE account_id LIKE 'AMLW:%' ORDER BY acct_no "
+                              "LIMIT 1 OFFSET (SELECT count(*) / 2 FROM accounts)");
+    if (aml_step(st) == AML_ROW)
+        snprintf(typical, sizeof typical, "%s", aml_col_text(st, 0));
+    aml_finalize(st);
     const char *b1[1] = {"ACC-BUSY"}, *b2[1] = {typical};
     aml_case_rec cr;
     memset(&cr, 0, sizeof cr);

@@ -16,11 +16,11 @@ static char workdir[512];
 
 static int64_t q1(aml_store *s, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
+    aml_st *st = NULL;
     int64_t v = -1;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    if ((st = aml_prepare(s, sql)) != NULL && aml_step(st) == AML_ROW)
+        v = aml_col_int(st, 0);
+    aml_finalize(st);
     return v;
 }
 
@@ -95,15 +95,15 @@ static void test_patterns(void)
     /* New rows touch two accounts: only they are evaluated. */
     char more[700];
     snprintf(more, sizeof more, "%s/more_Trans.csv", workdir);
-    sqlite3_stmt *st;
+    aml_st *st;
     char a1[64] = "", a2[64] = "";
-    sqlite3_prepare_v2(s->db, "SELECT account_id FROM accounts WHERE account_id LIKE 'AMLW:%' ORDER BY acct_no LIMIT 2 "
-                              "OFFSET 400", -1, &st, NULL);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        snprintf(a1, sizeof a1, "%s", sqlite3_column_text(st, 0));
-    if (sqlite3_step(st) == SQLITE_ROW)
-        snprintf(a2, sizeof a2, "%s", sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    st = aml_prepare(s, "SELECT account_id FROM accounts WHERE account_id LIKE 'AMLW:%' ORDER BY acct_no LIMIT 2 "
+                              "OFFSET 400");
+    if (aml_step(st) == AML_ROW)
+        snprintf(a1, sizeof a1, "%s", aml_col_text(st, 0));
+    if (aml_step(st) == AML_ROW)
+        snprintf(a2, sizeof a2, "%s", aml_col_text(st, 0));
+    aml_finalize(st);
     char b1[16], k1[32], b2[16], k2[32];
     sscanf(a1, "AMLW:%15[^:]:%31s", b1, k1);
     sscanf(a2, "AMLW:%15[^:]:%31s", b2, k2);

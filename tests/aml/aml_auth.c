@@ -77,16 +77,14 @@ static mcp_status connect_with(mcp_client **c, const char *bearer, mcp_error *er
 static void last_row(aml_store *s, const char *action, char *out, size_t cap)
 {
     out[0] = '\0';
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT actor || '|' || outcome || '|' || coalesce(detail, '') FROM audit_log "
-                           "WHERE action = ?1 ORDER BY seq DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
+    aml_st *st;
+    if ((st = aml_prepare(s, "SELECT actor || '|' || outcome || '|' || coalesce(detail, '') FROM audit_log "
+                           "WHERE action = ?1 ORDER BY seq DESC LIMIT 1")) == NULL)
         return;
-    sqlite3_bind_text(st, 1, action, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
+    aml_bind_text(st, 1, action);
+    if (aml_step(st) == AML_ROW)
+        snprintf(out, cap, "%s", aml_col_text(st, 0));
+    aml_finalize(st);
 }
 
 /* The actor of the last audit entry with `action`, or "". */

@@ -9,6 +9,8 @@
  */
 #include "amltest.h"
 
+#include <sqlite3.h>
+
 #include <fcntl.h>
 #include <sys/wait.h>
 

@@ -29,10 +29,10 @@ static void test_gen_and_sar_cli(void)
     T_EQ_INT(aml_store_open(&s, db, AML_OPEN_READONLY, &err), 0);
     char ids[64][AML_CASE_ID_MAX + 1];
     int n = 0;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
-    while (n < 64 && sqlite3_step(st) == SQLITE_ROW)
+    aml_st *st = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
+    while (n < 64 && aml_step(st) == AML_ROW)
         snprintf(ids[n++], sizeof ids[0], "%s", aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
     aml_store_close(s);
     int written = 0, valid = 0, refused = 0, other = 0;
     char first[400] = "";

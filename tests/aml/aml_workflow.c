@@ -83,13 +83,13 @@ static long count_of(const char *sql, const char *p)
     aml_err err = {{0}};
     if (aml_store_open(&s, db, AML_OPEN_READONLY, &err))
         return -1;
-    sqlite3_stmt *st;
+    aml_st *st;
     long n = -1;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, p, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
+    if ((st = aml_prepare(s, sql)) != NULL) {
+        aml_bind_text(st, 1, p);
+        if (aml_step(st) == AML_ROW)
+            n = aml_col_int(st, 0);
+        aml_finalize(st);
     }
     aml_store_close(s);
     return n;
@@ -160,13 +160,13 @@ static void pick_warranted_case(void)
     aml_err err = {{0}};
     if (aml_store_open(&s, db, AML_OPEN_READONLY, &err))
         return;
-    sqlite3_stmt *q;
+    aml_st *q;
     char ids[64][AML_CASE_ID_MAX + 1];
     int n = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT case_id FROM cases ORDER BY case_id", -1, &q, NULL) == SQLITE_OK) {
-        while (n < 64 && sqlite3_step(q) == SQLITE_ROW)
-            snprintf(ids[n++], sizeof ids[0], "%s", (const char *)sqlite3_column_text(q, 0));
-        sqlite3_finalize(q);
+    if ((q = aml_prepare(s, "SELECT case_id FROM cases ORDER BY case_id")) != NULL) {
+        while (n < 64 && aml_step(q) == AML_ROW)
+            snprintf(ids[n++], sizeof ids[0], "%s", aml_col_text(q, 0));
+        aml_finalize(q);
     }
     aml_params p;
     aml_params_default(&p);
@@ -253,13 +253,13 @@ static void test_stdio_rules(void)
     aml_store *fs;
     aml_err ferr = {{0}};
     if (aml_store_open(&fs, db, AML_OPEN_READONLY, &ferr) == 0) {
-        sqlite3_stmt *q;
-        if (sqlite3_prepare_v2(fs->db, "SELECT a.account_id FROM case_accounts ca JOIN accounts a ON a.acct_no = "
-                                       "ca.acct_no WHERE ca.case_id = ?1 LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(q, 1, g_case, -1, SQLITE_STATIC);
-            if (sqlite3_step(q) == SQLITE_ROW)
-                snprintf(acc, sizeof acc, "%s", (const char *)sqlite3_column_text(q, 0));
-            sqlite3_finalize(q);
+        aml_st *q;
+        if ((q = aml_prepare(fs, "SELECT a.account_id FROM case_accounts ca JOIN accounts a ON a.acct_no = "
+                                       "ca.acct_no WHERE ca.case_id = ?1 LIMIT 1")) != NULL) {
+            aml_bind_text(q, 1, g_case);
+            if (aml_step(q) == AML_ROW)
+                snprintf(acc, sizeof acc, "%s", aml_col_text(q, 0));
+            aml_finalize(q);
         }
         aml_store_close(fs);
     }
@@ -348,16 +348,15 @@ static mcp_status http_call(mcp_client *c, const char *tool, const char *args, i
 
 static long actor_rows(aml_store *s, const char *action, const char *actor, const char *outcome)
 {
-    sqlite3_stmt *st;
+    aml_st *st;
     long n = -1;
-    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM audit_log WHERE action = ?1 AND actor = ?2 AND outcome = ?3",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, action, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, actor, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, outcome, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
+    if ((st = aml_prepare(s, "SELECT count(*) FROM audit_log WHERE action = ?1 AND actor = ?2 AND outcome = ?3")) != NULL) {
+        aml_bind_text(st, 1, action);
+        aml_bind_text(st, 2, actor);
+        aml_bind_text(st, 3, outcome);
+        if (aml_step(st) == AML_ROW)
+            n = aml_col_int(st, 0);
+        aml_finalize(st);
     }
     return n;
 }

@@ -171,12 +171,12 @@ static inline const char *first_text(mcp_json_doc *d)
 
 static inline int64_t count(const char *sql)
 {
-    sqlite3_stmt *st = NULL;
+    aml_st *st = NULL;
     int64_t v = -1;
     aml_store_lock(store);
-    if (sqlite3_prepare_v2(store->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    if ((st = aml_prepare(store, sql)) != NULL && aml_step(st) == AML_ROW)
+        v = aml_col_int(st, 0);
+    aml_finalize(st);
     aml_store_unlock(store);
     return v;
 }

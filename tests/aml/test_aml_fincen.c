@@ -104,12 +104,12 @@ static void test_demo_cases_validate(void)
     aml_store *s;
     aml_err err = {{0}};
     T_EQ_INT(aml_demo_store(&s, &err), 0);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
+    aml_st *st = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
     char ids[64][AML_CASE_ID_MAX + 1];
     int n = 0;
-    while (n < 64 && sqlite3_step(st) == SQLITE_ROW)
+    while (n < 64 && aml_step(st) == AML_ROW)
         snprintf(ids[n++], sizeof ids[0], "%s", aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
     int drafts = 0, valid = 0, file_sars = 0, file_sar_valid = 0, disagree = 0;
     char first_why[700] = "";
     for (int i = 0; i < n; i++) {

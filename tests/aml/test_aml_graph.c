@@ -153,12 +153,12 @@ static const char *demo_case(const char *typology)
     aml_err err = {{0}};
     if (!demo && aml_demo_store(&demo, &err))
         return NULL;
-    sqlite3_stmt *st = aml_stmt(demo, "SELECT case_id FROM case_typologies WHERE typology_id = ? ORDER BY 1 LIMIT 1");
+    aml_st *st = aml_stmt(demo, "SELECT case_id FROM case_typologies WHERE typology_id = ? ORDER BY 1 LIMIT 1");
     aml_bind_text(st, 1, typology);
     id[0] = '\0';
-    if (sqlite3_step(st) == SQLITE_ROW)
+    if (aml_step(st) == AML_ROW)
         snprintf(id, sizeof id, "%s", aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
     return id[0] ? id : NULL;
 }
 

@@ -42,16 +42,16 @@ static void data_digest(char *out)
     aml_sha256_init(&h);
     aml_store_lock(store);
     for (int t = 0; tables[t]; t++) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(store->db, tables[t], -1, &st, NULL) != SQLITE_OK)
+        aml_st *st;
+        if ((st = aml_prepare(store, tables[t])) == NULL)
             continue;
-        while (sqlite3_step(st) == SQLITE_ROW)
-            for (int c = 0; c < sqlite3_column_count(st); c++) {
-                const unsigned char *v = sqlite3_column_text(st, c);
-                aml_sha256_update(&h, v ? (const char *)v : "<null>", v ? (size_t)sqlite3_column_bytes(st, c) : 6);
+        while (aml_step(st) == AML_ROW)
+            for (int c = 0; c < aml_col_count(st); c++) {
+                const char *v = aml_col_null(st, c) ? "<null>" : aml_col_text(st, c);
+                aml_sha256_update(&h, v, strlen(v));
                 aml_sha256_update(&h, "|", 1);
             }
-        sqlite3_finalize(st);
+        aml_finalize(st);
     }
     aml_store_unlock(store);
     aml_sha256_final(&h, out);
@@ -62,12 +62,11 @@ static const char *some_case(const char *kind, int matched)
     static char id[80];
     id[0] = '\0';
     aml_store_lock(store);
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(store->db, "SELECT case_id, typology_id FROM gt_instances WHERE kind = ? ORDER BY case_id", -1,
-                       &st, NULL);
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-    while (sqlite3_step(st) == SQLITE_ROW && !id[0]) {
-        const char *cid = (const char *)sqlite3_column_text(st, 0);
+    aml_st *st;
+    st = aml_prepare(store, "SELECT case_id, typology_id FROM gt_instances WHERE kind = ? ORDER BY case_id");
+    aml_bind_text(st, 1, kind);
+    while (aml_step(st) == AML_ROW && !id[0]) {
+        const char *cid = aml_col_text(st, 0);
         aml_store_unlock(store);
         aml_assessment a;
         int ok = run_case(store, cid, NULL, AML_ALL_TYPOLOGIES, &a) == 0;
@@ -77,7 +76,7 @@ static const char *some_case(const char *kind, int matched)
         if (ok)
             aml_assessment_free(&a);
     }
-    sqlite3_finalize(st);
+    aml_finalize(st);
     aml_store_unlock(store);
     return id;
 }

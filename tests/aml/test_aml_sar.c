@@ -166,31 +166,31 @@ static void check_case(aml_store *s, const char *case_id, check *ck)
     strlist amounts = {0}, dates = {0}, names = {0};
     int64_t first = 0;
     for (size_t i = 0; i < c.naccts; i++) {
-        sqlite3_stmt *st = aml_stmt(s, "SELECT amount_base_minor, booked_at, coalesce(txn_ref, '') FROM transactions "
+        aml_st *st = aml_stmt(s, "SELECT amount_base_minor, booked_at, coalesce(txn_ref, '') FROM transactions "
                                        "WHERE from_acct = ?1 UNION ALL SELECT amount_base_minor, booked_at, "
                                        "coalesce(txn_ref, '') FROM transactions WHERE to_acct = ?1");
         aml_bind_int(st, 1, c.accts[i]);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            add_usd(&amounts, sqlite3_column_int64(st, 0));
-            add_date_of(&dates, sqlite3_column_int64(st, 1));
+        while (aml_step(st) == AML_ROW) {
+            add_usd(&amounts, aml_col_int(st, 0));
+            add_date_of(&dates, aml_col_int(st, 1));
             words_of(aml_col_text(st, 2), &names);
         }
-        sqlite3_reset(st);
+        aml_reset(st);
         st = aml_stmt(s, "SELECT coalesce(c.expected_monthly_volume_minor, 0), coalesce(c.expected_monthly_cash_minor, 0), "
                          "c.full_name, coalesce(c.occupation, ''), coalesce(c.onboarded_at, ''), coalesce(a.opened_at, ''), "
                          "a.account_id FROM accounts a LEFT JOIN account_parties p ON p.acct_no = a.acct_no "
                          "LEFT JOIN customers c ON c.customer_id = p.customer_id WHERE a.acct_no = ?");
         aml_bind_int(st, 1, c.accts[i]);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            add_usd(&amounts, sqlite3_column_int64(st, 0));
-            add_usd(&amounts, sqlite3_column_int64(st, 1));
+        while (aml_step(st) == AML_ROW) {
+            add_usd(&amounts, aml_col_int(st, 0));
+            add_usd(&amounts, aml_col_int(st, 1));
             words_of(aml_col_text(st, 2), &names);
             words_of(aml_col_text(st, 3), &names);
             words_of(aml_col_text(st, 6), &names);
             sl_add(&dates, aml_col_text(st, 4));
             sl_add(&dates, aml_col_text(st, 5));
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     add_date_of(&dates, c.from);
     add_date_of(&dates, c.to);
@@ -220,16 +220,16 @@ static void check_case(aml_store *s, const char *case_id, check *ck)
             if (a.f[t].ev[e].role != AML_ROLE_TRIGGER)
                 continue;
             int64_t fa = 0, ta = 0, usd = 0, at = 0;
-            sqlite3_stmt *st = aml_stmt(s, "SELECT from_acct, to_acct, amount_base_minor, booked_at FROM transactions "
+            aml_st *st = aml_stmt(s, "SELECT from_acct, to_acct, amount_base_minor, booked_at FROM transactions "
                                            "WHERE txn_no = ?");
             aml_bind_int(st, 1, a.f[t].ev[e].no);
-            if (sqlite3_step(st) == SQLITE_ROW) {
-                fa = sqlite3_column_int64(st, 0);
-                ta = sqlite3_column_int64(st, 1);
-                usd = sqlite3_column_int64(st, 2);
-                at = sqlite3_column_int64(st, 3);
+            if (aml_step(st) == AML_ROW) {
+                fa = aml_col_int(st, 0);
+                ta = aml_col_int(st, 1);
+                usd = aml_col_int(st, 2);
+                at = aml_col_int(st, 3);
             }
-            sqlite3_reset(st);
+            aml_reset(st);
             add_usd(&amounts, usd);
             add_date_of(&dates, at);
             if (!first || at < first)
@@ -248,19 +248,19 @@ static void check_case(aml_store *s, const char *case_id, check *ck)
                              "WHERE a.acct_no IN (?, ?)");
             aml_bind_int(st, 1, fa);
             aml_bind_int(st, 2, ta);
-            while (sqlite3_step(st) == SQLITE_ROW) {
+            while (aml_step(st) == AML_ROW) {
                 words_of(aml_col_text(st, 0), &names);
                 words_of(aml_col_text(st, 1), &names);
                 words_of(aml_col_text(st, 2), &names);
             }
-            sqlite3_reset(st);
+            aml_reset(st);
             st = aml_stmt(s, "SELECT coalesce(location_id, ''), coalesce(txn_ref, '') FROM transactions WHERE txn_no = ?");
             aml_bind_int(st, 1, a.f[t].ev[e].no);
-            if (sqlite3_step(st) == SQLITE_ROW) {
+            if (aml_step(st) == AML_ROW) {
                 words_of(aml_col_text(st, 0), &names);
                 words_of(aml_col_text(st, 1), &names);
             }
-            sqlite3_reset(st);
+            aml_reset(st);
         }
         add_usd(&amounts, tot);
         add_usd(&amounts, in);
@@ -344,11 +344,11 @@ static void check_case(aml_store *s, const char *case_id, check *ck)
     const mcp_json *cited = mcp_json_get(root, "evidenceCited");
     for (size_t i = 0; i < mcp_json_len(cited); i++) {
         const char *ref = mcp_json_str(mcp_json_at(cited, i), NULL);
-        sqlite3_stmt *st = aml_stmt(s, "SELECT 1 FROM transactions WHERE txn_ref = ?");
+        aml_st *st = aml_stmt(s, "SELECT 1 FROM transactions WHERE txn_ref = ?");
         aml_bind_text(st, 1, ref);
-        if (sqlite3_step(st) != SQLITE_ROW || !strstr(nt, ref))
+        if (aml_step(st) != AML_ROW || !strstr(nt, ref))
             ck->cited_bad++;
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     sl_free(&amounts);
     sl_free(&dates);
@@ -386,11 +386,11 @@ static void test_narratives(void)
 {
     aml_store *s = generated(11, 2);
     T_NOT_NULL(s);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id FROM gt_instances WHERE kind = 'injected' ORDER BY case_id");
+    aml_st *st = aml_stmt(s, "SELECT case_id FROM gt_instances WHERE kind = 'injected' ORDER BY case_id");
     strlist ids = {0};
-    while (sqlite3_step(st) == SQLITE_ROW)
+    while (aml_step(st) == AML_ROW)
         sl_add(&ids, aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
     check ck = {0};
     for (size_t i = 0; i < ids.n; i++)
         check_case(s, ids.v[i], &ck);
@@ -415,11 +415,11 @@ static void test_not_warranted_and_stable_id(void)
     aml_store *s = generated(12, 1);
     T_NOT_NULL(s);
     /* A look-alike with no match gets no narrative. */
-    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id FROM gt_instances WHERE kind = 'lookalike' ORDER BY case_id");
+    aml_st *st = aml_stmt(s, "SELECT case_id FROM gt_instances WHERE kind = 'lookalike' ORDER BY case_id");
     strlist ids = {0};
-    while (sqlite3_step(st) == SQLITE_ROW)
+    while (aml_step(st) == AML_ROW)
         sl_add(&ids, aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
     int not_warranted = 0, stable = 0, drafts = 0;
     for (size_t i = 0; i < ids.n; i++) {
         aml_case c;

@@ -112,11 +112,11 @@ static void test_screen_case_and_dismiss(void)
     /* The first case's primary holder becomes a listed person; a counterparty gets a Cyrillic listed name. */
     char case_id[64] = "";
     aml_store_lock(store);
-    sqlite3_stmt *q;
-    sqlite3_prepare_v2(store->db, "SELECT case_id FROM cases ORDER BY case_id LIMIT 1", -1, &q, NULL);
-    if (sqlite3_step(q) == SQLITE_ROW)
-        snprintf(case_id, sizeof case_id, "%s", (const char *)sqlite3_column_text(q, 0));
-    sqlite3_finalize(q);
+    aml_st *q;
+    q = aml_prepare(store, "SELECT case_id FROM cases ORDER BY case_id LIMIT 1");
+    if (aml_step(q) == AML_ROW)
+        snprintf(case_id, sizeof case_id, "%s", aml_col_text(q, 0));
+    aml_finalize(q);
     aml_store_unlock(store);
     T_TRUE(case_id[0] != 0);
     char sql[1024];
@@ -150,12 +150,11 @@ static void test_screen_case_and_dismiss(void)
     T_TRUE(count(sql) >= 1);
     /* Reviewed: not the listed JANAN AGHA. */
     aml_store_lock(store);
-    sqlite3_prepare_v2(store->db, "SELECT entity_id FROM screening_findings WHERE list_name = 'un' ORDER BY score DESC LIMIT 1", -1, &q,
-                       NULL);
+    q = aml_prepare(store, "SELECT entity_id FROM screening_findings WHERE list_name = 'un' ORDER BY score DESC LIMIT 1");
     char ent[64] = "";
-    if (sqlite3_step(q) == SQLITE_ROW)
-        snprintf(ent, sizeof ent, "%s", (const char *)sqlite3_column_text(q, 0));
-    sqlite3_finalize(q);
+    if (aml_step(q) == AML_ROW)
+        snprintf(ent, sizeof ent, "%s", aml_col_text(q, 0));
+    aml_finalize(q);
     aml_store_unlock(store);
     char dargs[512];
     snprintf(dargs, sizeof dargs, "{\"name\":\"Janan Agha\",\"list\":\"un\",\"entityId\":\"%s\",\"reason\":\"born "

@@ -6,6 +6,8 @@
  */
 #include "amltest.h"
 
+#include <sqlite3.h>
+
 /* Removes a store file and the WAL and shared-memory files SQLite keeps
  * beside it (a read-only open leaves them behind). */
 static void remove_db(const char *buf)
@@ -27,11 +29,11 @@ static const char *tmp_path(const char *name, char *buf, size_t n)
 
 static int64_t pragma(aml_store *s, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
+    aml_st *st = NULL;
     int64_t v = -1;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    if ((st = aml_prepare(s, sql)) != NULL && aml_step(st) == AML_ROW)
+        v = aml_col_int(st, 0);
+    aml_finalize(st);
     return v;
 }
 
@@ -275,13 +277,13 @@ static void test_parameterized(void)
     fx_acct(&f, "ACC';DELETE FROM accounts;--", "C'1\"--", 0, "CA", "US", NULL);
     aml_store *s = fx_end(&f);
     T_NOT_NULL(s);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT full_name, occupation FROM customers WHERE customer_id = ?");
+    aml_st *st = aml_stmt(s, "SELECT full_name, occupation FROM customers WHERE customer_id = ?");
     T_NOT_NULL(st);
     aml_bind_text(st, 1, "C'1\"--");
-    T_EQ_INT(sqlite3_step(st), SQLITE_ROW);
+    T_EQ_INT(aml_step(st), AML_ROW);
     T_EQ_STR(aml_col_text(st, 0), hostile);
     T_EQ_STR(aml_col_text(st, 1), "\" OR 1=1 --");
-    sqlite3_reset(st);
+    aml_reset(st);
     T_TRUE(aml_account_no(s, "ACC';DELETE FROM accounts;--") > 0);
     T_EQ_INT(pragma(s, "SELECT count(*) FROM accounts"), 1);
     aml_store_close(s);

@@ -11,16 +11,16 @@
 
 static int64_t scalar(aml_store *s, const char *sql, int64_t p1, const char *p2)
 {
-    sqlite3_stmt *st;
+    aml_st *st;
     int64_t v = -1;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    if ((st = aml_prepare(s, sql)) == NULL)
         return -1;
-    sqlite3_bind_int64(st, 1, p1);
+    aml_bind_int(st, 1, p1);
     if (p2)
-        sqlite3_bind_text(st, 2, p2, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+        aml_bind_text(st, 2, p2);
+    if (aml_step(st) == AML_ROW)
+        v = aml_col_int(st, 0);
+    aml_finalize(st);
     return v;
 }
 
@@ -75,28 +75,25 @@ static void test_suppression_and_expiry(void)
     int64_t run1 = last_run(s), rows1 = rows_of(s, run1);
     T_TRUE(rows1 > 2);
     /* Two matched accounts of the first scan, with the case each went to. */
-    sqlite3_stmt *st;
-    T_EQ_INT(sqlite3_prepare_v2(s->db,
-                                "SELECT m.acct_no, a.account_id, m.typology_id, m.case_id FROM scan_matches m JOIN "
+    aml_st *st;
+    T_TRUE((st = aml_prepare(s, "SELECT m.acct_no, a.account_id, m.typology_id, m.case_id FROM scan_matches m JOIN "
                                 "accounts a ON a.acct_no = m.acct_no WHERE m.run_id = ? AND m.case_id IS NOT NULL "
-                                "ORDER BY m.acct_no, m.typology_id",
-                                -1, &st, NULL),
-             SQLITE_OK);
-    sqlite3_bind_int64(st, 1, run1);
+                                "ORDER BY m.acct_no, m.typology_id")) != NULL);
+    aml_bind_int(st, 1, run1);
     int64_t acct[2] = {0, 0};
     char id[2][64], typ[2][64], cs[2][64];
     int n = 0;
-    while (n < 2 && sqlite3_step(st) == SQLITE_ROW) {
-        int64_t a = sqlite3_column_int64(st, 0);
+    while (n < 2 && aml_step(st) == AML_ROW) {
+        int64_t a = aml_col_int(st, 0);
         if (n == 1 && a == acct[0])
             continue;
         acct[n] = a;
-        snprintf(id[n], sizeof id[n], "%s", (const char *)sqlite3_column_text(st, 1));
-        snprintf(typ[n], sizeof typ[n], "%s", (const char *)sqlite3_column_text(st, 2));
-        snprintf(cs[n], sizeof cs[n], "%s", (const char *)sqlite3_column_text(st, 3));
+        snprintf(id[n], sizeof id[n], "%s", aml_col_text(st, 1));
+        snprintf(typ[n], sizeof typ[n], "%s", aml_col_text(st, 2));
+        snprintf(cs[n], sizeof cs[n], "%s", aml_col_text(st, 3));
         n++;
     }
-    sqlite3_finalize(st);
+    aml_finalize(st);
     T_EQ_INT(n, 2);
     char until[11], later[11];
     aml_fmt_date(aml_now() + 30 * AML_DAY, until);

@@ -19,16 +19,16 @@ static int load_instances(aml_store *s, inst **out, size_t *np, aml_err *err)
 {
     inst *ins = NULL;
     size_t n = 0, cap = 0;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id, typology_id, kind FROM gt_instances WHERE case_id IS NOT NULL "
+    aml_st *st = aml_stmt(s, "SELECT case_id, typology_id, kind FROM gt_instances WHERE case_id IS NOT NULL "
                                    "ORDER BY instance_id");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+        return aml_errf(err, "%s", aml_errmsg(s));
+    while (aml_step(st) == AML_ROW) {
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             inst *ni = realloc(ins, cap * sizeof *ni);
             if (!ni) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 free(ins);
                 return aml_errf(err, "out of memory");
             }
@@ -41,7 +41,7 @@ static int load_instances(aml_store *s, inst **out, size_t *np, aml_err *err)
         if (ins[n].typ >= 0)
             n++;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     *out = ins;
     *np = n;
     return 0;
@@ -154,29 +154,29 @@ static int load_links(aml_store *s, gt_link **out, size_t *np, aml_err *err)
 {
     gt_link *l = NULL;
     size_t n = 0, cap = 0;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT a.acct_no, i.typology_id, i.kind FROM gt_accounts a "
+    aml_st *st = aml_stmt(s, "SELECT a.acct_no, i.typology_id, i.kind FROM gt_accounts a "
                                    "JOIN gt_instances i ON i.instance_id = a.instance_id");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+        return aml_errf(err, "%s", aml_errmsg(s));
+    while (aml_step(st) == AML_ROW) {
         if (n == cap) {
             cap = cap ? cap * 2 : 256;
             gt_link *nl = realloc(l, cap * sizeof *nl);
             if (!nl) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 free(l);
                 return aml_errf(err, "out of memory");
             }
             l = nl;
         }
         const char *tid = aml_col_text(st, 1);
-        l[n].acct = sqlite3_column_int64(st, 0);
+        l[n].acct = aml_col_int(st, 0);
         l[n].typ = aml_typology_index(tid, strlen(tid));
         l[n].lookalike = strcmp(aml_col_text(st, 2), "lookalike") == 0;
         if (l[n].typ >= 0)
             n++;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     aml_sort(l, n, sizeof *l, cmp_link);
     *out = l;
     *np = n;
@@ -223,20 +223,20 @@ static void tally_alert(aml_scan_quality *q, const gt_link *l, size_t n, int64_t
 /* Recall: injected instances of each typology with an account flagged for it. */
 static int scan_recall(aml_store *s, aml_scan_quality q[AML_NTYP], aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT i.typology_id, EXISTS (SELECT 1 FROM gt_accounts a JOIN scan_matches m "
+    aml_st *st = aml_stmt(s, "SELECT i.typology_id, EXISTS (SELECT 1 FROM gt_accounts a JOIN scan_matches m "
                                    "ON m.acct_no = a.acct_no AND m.typology_id = i.typology_id "
                                    "WHERE a.instance_id = i.instance_id) FROM gt_instances i WHERE i.kind = 'injected'");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+        return aml_errf(err, "%s", aml_errmsg(s));
+    while (aml_step(st) == AML_ROW) {
         const char *tid = aml_col_text(st, 0);
         int t = aml_typology_index(tid, strlen(tid));
         if (t < 0)
             continue;
         q[t].injected++;
-        q[t].detected += sqlite3_column_int(st, 1);
+        q[t].detected += (int)aml_col_int(st, 1);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -251,14 +251,14 @@ static int scan_volume(aml_store *s, aml_scan_volume *vol, aml_err *err)
         "max(EXISTS (SELECT 1 FROM gt_accounts a JOIN gt_instances i ON i.instance_id = a.instance_id "
         "WHERE a.acct_no = p.acct_no AND i.kind = 'injected')) AS injected "
         "FROM account_parties p GROUP BY p.customer_id) WHERE active AND NOT injected";
-    sqlite3_stmt *st = aml_stmt(s, sql);
+    aml_st *st = aml_stmt(s, sql);
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        vol->active = sqlite3_column_int64(st, 0);
-        vol->alerted = sqlite3_column_int64(st, 1);
+        return aml_errf(err, "%s", aml_errmsg(s));
+    if (aml_step(st) == AML_ROW) {
+        vol->active = aml_col_int(st, 0);
+        vol->alerted = aml_col_int(st, 1);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     vol->rate = vol->active ? (double)vol->alerted / (double)vol->active : 0;
     return 0;
 }
@@ -283,18 +283,18 @@ int aml_eval_scan(aml_store *s, FILE *out, aml_scan_quality q[AML_NTYP], aml_sca
     size_t n;
     if (load_links(s, &l, &n, err))
         return -1;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT DISTINCT acct_no, typology_id FROM scan_matches");
+    aml_st *st = aml_stmt(s, "SELECT DISTINCT acct_no, typology_id FROM scan_matches");
     if (!st) {
         free(l);
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     }
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         const char *tid = aml_col_text(st, 1);
         int t = aml_typology_index(tid, strlen(tid));
         if (t >= 0)
-            tally_alert(&q[t], l, n, sqlite3_column_int64(st, 0), t);
+            tally_alert(&q[t], l, n, aml_col_int(st, 0), t);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     free(l);
     if (scan_recall(s, q, err) || scan_volume(s, vol, err))
         return -1;
@@ -377,12 +377,12 @@ static int load_attempts(aml_store *s, attempt **out, size_t *np, aml_err *err)
 {
     attempt *at = NULL;
     size_t nat = 0, capat = 0;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT gt_attempt_id, gt_label, from_acct, to_acct FROM transactions "
+    aml_st *st = aml_stmt(s, "SELECT gt_attempt_id, gt_label, from_acct, to_acct FROM transactions "
                                    "WHERE gt_attempt_id IS NOT NULL AND gt_label IS NOT NULL "
                                    "ORDER BY gt_attempt_id, txn_no");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+        return aml_errf(err, "%s", aml_errmsg(s));
+    while (aml_step(st) == AML_ROW) {
         const char *id = aml_col_text(st, 0);
         if (!nat || strcmp(at[nat - 1].id, id) != 0) {
             if (nat == capat) {
@@ -401,10 +401,10 @@ static int load_attempts(aml_store *s, attempt **out, size_t *np, aml_err *err)
                     a->pattern = k;
         }
         for (int k = 2; k <= 3; k++)
-            if (sqlite3_column_type(st, k) != SQLITE_NULL)
-                aml_ivec_push(&at[nat - 1].accts, sqlite3_column_int64(st, k));
+            if (!aml_col_null(st, k))
+                aml_ivec_push(&at[nat - 1].accts, aml_col_int(st, k));
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     for (size_t i = 0; i < nat; i++)
         aml_ivec_uniq(&at[i].accts);
     *out = at;
@@ -417,42 +417,42 @@ static void load_scan_case(aml_store *s, scase *c, const char *case_id, const ch
 {
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", case_id);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT acct_no FROM case_accounts WHERE case_id = ?");
+    aml_st *st = aml_stmt(s, "SELECT acct_no FROM case_accounts WHERE case_id = ?");
     if (st) {
         aml_bind_text(st, 1, c->id);
-        while (sqlite3_step(st) == SQLITE_ROW)
-            aml_ivec_push(&c->accts, sqlite3_column_int64(st, 0));
-        sqlite3_reset(st);
+        while (aml_step(st) == AML_ROW)
+            aml_ivec_push(&c->accts, aml_col_int(st, 0));
+        aml_reset(st);
     }
     aml_ivec_uniq(&c->accts);
     st = aml_stmt(s, "SELECT typology_id, metrics_json FROM assessment_findings WHERE assessment_id = ? "
                      "AND status = 'matched'");
     if (st) {
         aml_bind_text(st, 1, asm_id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        while (aml_step(st) == AML_ROW) {
             const char *tid = aml_col_text(st, 0);
             int t = aml_typology_index(tid, strlen(tid));
             for (int k = 0; k < AML_NPATTERNS; k++)
                 if (pattern_map[k].typ == t && variant_ok(aml_col_text(st, 1), pattern_map[k].variant))
                     c->hits |= 1u << k;
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
 }
 
 /* The cases the scan opened, with their latest assessment. */
 static int load_scan_cases(aml_store *s, scase **out, size_t *np, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id, last_assessment_id FROM cases WHERE origin = 'scan' "
+    aml_st *st = aml_stmt(s, "SELECT case_id, last_assessment_id FROM cases WHERE origin = 'scan' "
                                    "ORDER BY case_id");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     typedef struct pair {
         char c[AML_CASE_ID_MAX + 1], a[40];
     } pair;
     pair *pairs = NULL;
     size_t np2 = 0, capp = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (np2 == capp) {
             capp = capp ? capp * 2 : 64;
             pair *nw = realloc(pairs, capp * sizeof *nw);
@@ -464,7 +464,7 @@ static int load_scan_cases(aml_store *s, scase **out, size_t *np, aml_err *err)
         snprintf(pairs[np2].a, sizeof pairs[np2].a, "%s", aml_col_text(st, 1));
         np2++;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     scase *cs = NULL;
     size_t ncs = 0, capcs = 0;
     for (size_t i = 0; i < np2; i++) {
@@ -563,19 +563,19 @@ int aml_eval_patterns(aml_store *s, FILE *out, aml_pattern_quality q[AML_NPATTER
 /* The transactions the scan's cases flag: trigger evidence of matched findings of their latest assessment. */
 static int flagged_txns(aml_store *s, aml_ivec *out, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT fe.txn_no FROM cases c JOIN assessment_findings af "
+    aml_st *st = aml_stmt(s, "SELECT fe.txn_no FROM cases c JOIN assessment_findings af "
                                    "ON af.assessment_id = c.last_assessment_id AND af.status = 'matched' "
                                    "JOIN finding_evidence fe ON fe.assessment_id = af.assessment_id "
                                    "AND fe.typology_id = af.typology_id AND fe.role = 'trigger' "
                                    "WHERE c.origin = 'scan'");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
-    while (sqlite3_step(st) == SQLITE_ROW)
-        if (aml_ivec_push(out, sqlite3_column_int64(st, 0))) {
-            sqlite3_reset(st);
+        return aml_errf(err, "%s", aml_errmsg(s));
+    while (aml_step(st) == AML_ROW)
+        if (aml_ivec_push(out, aml_col_int(st, 0))) {
+            aml_reset(st);
             return aml_errf(err, "out of memory");
         }
-    sqlite3_reset(st);
+    aml_reset(st);
     aml_ivec_uniq(out);
     return 0;
 }
@@ -583,16 +583,16 @@ static int flagged_txns(aml_store *s, aml_ivec *out, aml_err *err)
 /* The first transaction of the time-ordered last 20%: its (booked_at, txn_no). */
 static int split_point(aml_store *s, int64_t *at, int64_t *no, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT booked_at, txn_no FROM transactions ORDER BY booked_at, txn_no "
+    aml_st *st = aml_stmt(s, "SELECT booked_at, txn_no FROM transactions ORDER BY booked_at, txn_no "
                                    "LIMIT 1 OFFSET (SELECT count(*) * 8 / 10 FROM transactions)");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
-    int ok = sqlite3_step(st) == SQLITE_ROW;
+        return aml_errf(err, "%s", aml_errmsg(s));
+    int ok = aml_step(st) == AML_ROW;
     if (ok) {
-        *at = sqlite3_column_int64(st, 0);
-        *no = sqlite3_column_int64(st, 1);
+        *at = aml_col_int(st, 0);
+        *no = aml_col_int(st, 1);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return ok ? 0 : aml_errf(err, "no transactions to split");
 }
 
@@ -606,24 +606,24 @@ int aml_eval_txn_level(aml_store *s, FILE *out, aml_txn_quality *q, aml_err *err
         return -1;
     }
     q->split_from = at0;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT txn_no, coalesce(gt_is_laundering, 0) FROM transactions "
+    aml_st *st = aml_stmt(s, "SELECT txn_no, coalesce(gt_is_laundering, 0) FROM transactions "
                                    "WHERE booked_at > ?1 OR (booked_at = ?1 AND txn_no >= ?2)");
     if (!st) {
         free(flagged.v);
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     }
     aml_bind_int(st, 1, at0);
     aml_bind_int(st, 2, no0);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int pred = aml_ivec_find(&flagged, sqlite3_column_int64(st, 0)) >= 0;
-        int truth = sqlite3_column_int(st, 1) != 0;
+    while (aml_step(st) == AML_ROW) {
+        int pred = aml_ivec_find(&flagged, aml_col_int(st, 0)) >= 0;
+        int truth = (int)aml_col_int(st, 1) != 0;
         q->transactions++;
         q->laundering += truth;
         q->tp += pred && truth;
         q->fp += pred && !truth;
         q->fn += !pred && truth;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     free(flagged.v);
     q->precision = q->tp + q->fp ? (double)q->tp / (double)(q->tp + q->fp) : 0;
     q->recall = q->tp + q->fn ? (double)q->tp / (double)(q->tp + q->fn) : 0;
@@ -646,26 +646,26 @@ int aml_eval_txn_level(aml_store *s, FILE *out, aml_txn_quality *q, aml_err *err
 
 int aml_eval(aml_store *s, FILE *out, aml_err *err)
 {
-    sqlite3_stmt *q = aml_stmt(s, "SELECT (SELECT count(*) FROM gt_instances), "
+    aml_st *q = aml_stmt(s, "SELECT (SELECT count(*) FROM gt_instances), "
                                   "(SELECT count(*) FROM transactions WHERE gt_attempt_id IS NOT NULL)");
     int64_t ninst = 0, nlab = 0;
-    if (q && sqlite3_step(q) == SQLITE_ROW) {
-        ninst = sqlite3_column_int64(q, 0);
-        nlab = sqlite3_column_int64(q, 1);
+    if (q && aml_step(q) == AML_ROW) {
+        ninst = aml_col_int(q, 0);
+        nlab = aml_col_int(q, 1);
     }
     if (q)
-        sqlite3_reset(q);
+        aml_reset(q);
     if (ninst) {
         aml_quality qq[AML_NTYP];
         fprintf(out, "Detection quality over generated cases (ground truth: gt_instances)\n");
         if (aml_eval_cases(s, out, qq, err))
             return -1;
-        sqlite3_stmt *r = aml_stmt(s, "SELECT count(*) FROM scan_runs");
+        aml_st *r = aml_stmt(s, "SELECT count(*) FROM scan_runs");
         int64_t runs = 0;
-        if (r && sqlite3_step(r) == SQLITE_ROW)
-            runs = sqlite3_column_int64(r, 0);
+        if (r && aml_step(r) == AML_ROW)
+            runs = aml_col_int(r, 0);
         if (r)
-            sqlite3_reset(r);
+            aml_reset(r);
         if (!runs)
             return 0;
         aml_scan_quality sq[AML_NTYP];

@@ -2435,10 +2435,10 @@ int aml_gen_amlworld(const char *trans_path, const aml_gen_opts *o, aml_gen_stat
 /* The ids of every case, in order. */
 static char (*case_ids(aml_store *s, size_t *np))[AML_CASE_ID_MAX + 1]
 {
-    sqlite3_stmt *q = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
+    aml_st *q = aml_stmt(s, "SELECT case_id FROM cases ORDER BY case_id");
     char (*ids)[AML_CASE_ID_MAX + 1] = NULL;
     size_t n = 0, cap = 0;
-    while (q && sqlite3_step(q) == SQLITE_ROW) {
+    while (q && aml_step(q) == AML_ROW) {
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             void *ni = realloc(ids, cap * sizeof *ids);
@@ -2449,7 +2449,7 @@ static char (*case_ids(aml_store *s, size_t *np))[AML_CASE_ID_MAX + 1]
         snprintf(ids[n++], sizeof ids[0], "%s", aml_col_text(q, 0));
     }
     if (q)
-        sqlite3_reset(q);
+        aml_reset(q);
     *np = n;
     return ids;
 }

@@ -143,15 +143,15 @@ static const char *const sql_index_to =
 
 static int load_fx(aml_ingest *in, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(in->s, "SELECT currency, rate_date, usd_num, usd_den FROM fx_rates");
+    aml_st *st = aml_stmt(in->s, "SELECT currency, rate_date, usd_num, usd_den FROM fx_rates");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+        return aml_errf(err, "%s", aml_errmsg(in->s));
+    while (aml_step(st) == AML_ROW) {
         if (in->nfx == in->capfx) {
             in->capfx = in->capfx ? in->capfx * 2 : 32;
             fxr *n = realloc(in->fx, in->capfx * sizeof *n);
             if (!n) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 return aml_errf(err, "out of memory");
             }
             in->fx = n;
@@ -161,10 +161,10 @@ static int load_fx(aml_ingest *in, aml_err *err)
         const char *d = aml_col_text(st, 1);
         if (aml_parse_time(d, strlen(d), &f->date, NULL))
             f->date = INT64_MIN;
-        f->num = sqlite3_column_int64(st, 2);
-        f->den = sqlite3_column_int64(st, 3);
+        f->num = aml_col_int(st, 2);
+        f->den = aml_col_int(st, 3);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -183,12 +183,12 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
      * write (and checksum) each page twice. Still one atomic transaction.
      * Fails harmlessly (stays WAL) when another connection has the file open.
      */
-    if (!s->memory) {
-        sqlite3_stmt *jm = NULL;
-        if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = TRUNCATE", -1, &jm, NULL) == SQLITE_OK &&
-            sqlite3_step(jm) == SQLITE_ROW)
-            in->was_wal = strcmp((const char *)sqlite3_column_text(jm, 0), "truncate") == 0;
-        sqlite3_finalize(jm);
+    if (!aml_store_is_memory(s)) {
+        aml_st *jm = aml_stmt(s, "PRAGMA journal_mode = TRUNCATE");
+        if (jm && aml_step(jm) == AML_ROW)
+            in->was_wal = strcmp(aml_col_text(jm, 0), "truncate") == 0;
+        if (jm)
+            aml_reset(jm);
     }
     if (aml_begin(s, err)) {
         if (in->was_wal)
@@ -197,28 +197,28 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
         return -1;
     }
     aml_exec(s, "PRAGMA cache_size = -262144", NULL);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT acct_no, account_id FROM accounts");
+    aml_st *st = aml_stmt(s, "SELECT acct_no, account_id FROM accounts");
     if (!st)
         goto fail;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         const char *id = aml_col_text(st, 1);
-        int64_t no = sqlite3_column_int64(st, 0);
+        int64_t no = aml_col_int(st, 0);
         if (smap_put(&in->accts, id, strlen(id), no)) {
-            sqlite3_reset(st);
+            aml_reset(st);
             aml_errf(err, "out of memory");
             goto fail_msg;
         }
         if (no >= in->next_acct)
             in->next_acct = no + 1;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     if (!in->next_acct)
         in->next_acct = 1;
     st = aml_stmt(s, "SELECT 1 FROM transactions LIMIT 1");
     if (!st)
         goto fail;
-    int empty = sqlite3_step(st) != SQLITE_ROW;
-    sqlite3_reset(st);
+    int empty = aml_step(st) != AML_ROW;
+    aml_reset(st);
     if (empty) {
         if (aml_exec(s, "DROP INDEX IF EXISTS tx_from; DROP INDEX IF EXISTS tx_to", err))
             goto fail_msg;
@@ -229,7 +229,7 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
     *out = in;
     return 0;
 fail:
-    aml_errf(err, "%s", s->errmsg);
+    aml_errf(err, "%s", aml_errmsg(s));
 fail_msg:
     aml_rollback(s);
     if (in->was_wal)
@@ -271,7 +271,7 @@ void aml_ingest_abort(aml_ingest *in)
 }
 
 static int resolve(aml_ingest *in, const char *id, int64_t *out, aml_err *err);
-static int step(aml_ingest *in, sqlite3_stmt *st, const char *what, const char *id, aml_err *err);
+static int step(aml_ingest *in, aml_st *st, const char *what, const char *id, aml_err *err);
 
 /*
  * Observation coverage of the internal accounts this ingest touched: from the import's earliest
@@ -291,9 +291,9 @@ static int record_coverage(aml_ingest *in, aml_err *err)
         "JOIN accounts a ON a.acct_no = x.acct WHERE a.is_internal = 1 GROUP BY x.acct "
         "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = min(observed_from, excluded.observed_from) "
         "WHERE ?6 = 0";
-    sqlite3_stmt *st = aml_stmt(in->s, sql);
+    aml_st *st = aml_stmt(in->s, sql);
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, in->o.source ? in->o.source : "import");
     aml_bind_int(st, 2, in->o.history_mode);
     aml_bind_int(st, 3, in->o.history_from);
@@ -308,11 +308,11 @@ int aml_ingest_coverage(aml_ingest *in, const char *account_id, int64_t from, am
     int64_t no;
     if (resolve(in, account_id, &no, err))
         return -1;
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT INTO coverage(acct_no, source, observed_from, basis) "
+    aml_st *st = aml_stmt(in->s, "INSERT INTO coverage(acct_no, source, observed_from, basis) "
                                        "VALUES (?, ?, ?, 'declared') ON CONFLICT(acct_no, source) DO UPDATE "
                                        "SET observed_from = excluded.observed_from, basis = 'declared'");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_int(st, 1, no);
     aml_bind_text(st, 2, in->o.source ? in->o.source : "import");
     aml_bind_int(st, 3, from);
@@ -342,14 +342,30 @@ int aml_ingest_commit(aml_ingest *in, aml_ingest_stats *stats, aml_err *err)
     return rc;
 }
 
-static int step(aml_ingest *in, sqlite3_stmt *st, const char *what, const char *id, aml_err *err)
+/* Runs an INSERT ... RETURNING of one integer key into *no. */
+static int step_id(aml_ingest *in, aml_st *st, const char *what, const char *id, int64_t *no, aml_err *err)
 {
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc == SQLITE_DONE)
+    int rc = aml_step(st);
+    if (rc == AML_ROW) {
+        *no = aml_col_int(st, 0);
+        rc = aml_step(st);
+    }
+    aml_reset(st);
+    if (rc == AML_DONE)
         return 0;
-    const char *msg = sqlite3_errmsg(in->s->db);
-    if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+    if (aml_err_unique(in->s))
+        return aml_errf(err, "%s '%.80s' already exists", what, id ? id : "");
+    return aml_errf(err, "%s '%.80s': %s", what, id ? id : "", aml_errmsg(in->s));
+}
+
+static int step(aml_ingest *in, aml_st *st, const char *what, const char *id, aml_err *err)
+{
+    int rc = aml_step(st);
+    aml_reset(st);
+    if (rc == AML_DONE)
+        return 0;
+    const char *msg = aml_errmsg(in->s);
+    if (aml_err_unique(in->s))
         return aml_errf(err, "%s '%.80s' already exists", what, id ? id : "");
     return aml_errf(err, "%s '%.80s': %s", what, id ? id : "", msg);
 }
@@ -368,14 +384,14 @@ int aml_ingest_customer(aml_ingest *in, const aml_customer_rec *c, aml_err *err)
         return aml_errf(err, "customer '%.80s': full_name is required", c->customer_id);
     if (!valid_date(c->date_of_birth) || !valid_date(c->onboarded_at))
         return aml_errf(err, "customer '%.80s': a date is not YYYY-MM-DD", c->customer_id);
-    sqlite3_stmt *st = aml_stmt(in->s,
+    aml_st *st = aml_stmt(in->s,
                                 "INSERT INTO customers(customer_id, customer_type, full_name, first_name, last_name, "
                                 "date_of_birth, country, occupation, naics_code, region, city, risk_rating, pep, "
                                 "onboarded_at, cash_intensive, expected_monthly_cash_minor, "
                                 "expected_monthly_volume_minor, declared_annual_income_minor, source_dataset) "
                                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, c->customer_id);
     aml_bind_text(st, 2, c->customer_type ? c->customer_type : "individual");
     aml_bind_text(st, 3, c->full_name);
@@ -414,12 +430,12 @@ int aml_ingest_account(aml_ingest *in, const aml_account_rec *a, int64_t *acct_n
     }
     if (!valid_date(a->opened_at))
         return aml_errf(err, "account '%.80s': opened_at is not a date", a->account_id);
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT INTO accounts(acct_no, account_id, is_internal, bank_id, "
+    aml_st *st = aml_stmt(in->s, "INSERT INTO accounts(acct_no, account_id, is_internal, bank_id, "
                                        "institution_name, account_type, currency, status, opened_at, "
                                        "opening_deposit_minor, home_branch_id, home_region, country, holder_name) "
                                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     int64_t no = in->next_acct;
     aml_bind_int(st, 1, no);
     aml_bind_text(st, 2, a->account_id);
@@ -451,16 +467,16 @@ int aml_ingest_party(aml_ingest *in, const char *account_id, const char *custome
     int64_t *no = account_id ? smap_find(&in->accts, account_id, strlen(account_id)) : NULL;
     if (!no)
         return aml_errf(err, "party: unknown account '%.80s'", account_id ? account_id : "");
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT OR IGNORE INTO account_parties(acct_no, customer_id, role) "
+    aml_st *st = aml_stmt(in->s, "INSERT OR IGNORE INTO account_parties(acct_no, customer_id, role) "
                                        "SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM customers WHERE customer_id = ?2)");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_int(st, 1, *no);
     aml_bind_text(st, 2, customer_id);
     aml_bind_text(st, 3, role ? role : "primary");
     if (step(in, st, "party", customer_id, err))
         return -1;
-    if (sqlite3_changes(in->s->db) == 0)
+    if (aml_changes(in->s) == 0)
         return aml_errf(err, "party: unknown customer '%.80s' (or a duplicate link)", customer_id ? customer_id : "");
     return 0;
 }
@@ -484,12 +500,9 @@ static int resolve(aml_ingest *in, const char *id, int64_t *out, aml_err *err)
 }
 
 /* The record's strings live until the statement has run: no copies. */
-static void bind_static(sqlite3_stmt *st, int i, const char *v)
+static void bind_static(aml_st *st, int i, const char *v)
 {
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
+    aml_bind_static(st, i, v);
 }
 
 static const char *const channels[] = {"cash", "wire", "ach", "check", "card", "internal", "crypto", "other", NULL};
@@ -527,17 +540,17 @@ int aml_ingest_txn(aml_ingest *in, const aml_txn_rec *t, int64_t *txn_no, aml_er
     int64_t from = t->from_no, to = t->to_no;
     if ((!from && resolve(in, t->from_account, &from, err)) || (!to && resolve(in, t->to_account, &to, err)))
         return -1;
-    sqlite3_stmt *st = aml_stmt(in->s,
+    aml_st *st = aml_stmt(in->s,
                                 "INSERT INTO transactions(txn_ref, booked_at, time_precision, from_acct, to_acct, "
                                 "amount_minor, currency, amount_base_minor, amount_received_minor, currency_received, "
                                 "channel, txn_type, conductor_id, location_id, location_region, location_country, "
                                 "counterparty_name, memo, gt_is_laundering, gt_label, gt_attempt_id) "
-                                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING txn_no");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     bind_static(st, 1, t->txn_ref);
     aml_bind_int(st, 2, t->booked_at);
-    sqlite3_bind_text(st, 3, precisions[t->precision < 0 || t->precision > 2 ? 0 : t->precision], -1, SQLITE_STATIC);
+    aml_bind_static(st, 3, precisions[t->precision < 0 || t->precision > 2 ? 0 : t->precision]);
     aml_bind_int_opt(st, 4, from, from != 0);
     aml_bind_int_opt(st, 5, to, to != 0);
     aml_bind_int(st, 6, t->amount_minor);
@@ -545,7 +558,7 @@ int aml_ingest_txn(aml_ingest *in, const aml_txn_rec *t, int64_t *txn_no, aml_er
     aml_bind_int(st, 8, base);
     aml_bind_int_opt(st, 9, t->amount_received.v, t->amount_received.has);
     bind_static(st, 10, t->currency_received);
-    sqlite3_bind_text(st, 11, t->channel, -1, SQLITE_STATIC);
+    aml_bind_static(st, 11, t->channel);
     bind_static(st, 12, t->txn_type);
     bind_static(st, 13, t->conductor_id);
     bind_static(st, 14, t->location_id);
@@ -556,9 +569,9 @@ int aml_ingest_txn(aml_ingest *in, const aml_txn_rec *t, int64_t *txn_no, aml_er
     aml_bind_int_opt(st, 19, t->gt_is_laundering.v, t->gt_is_laundering.has);
     bind_static(st, 20, t->gt_label);
     bind_static(st, 21, t->gt_attempt_id);
-    if (step(in, st, "transaction", t->txn_ref, err))
+    int64_t no = 0;
+    if (step_id(in, st, "transaction", t->txn_ref, &no, err))
         return -1;
-    int64_t no = sqlite3_last_insert_rowid(in->s->db);
     if (txn_no)
         *txn_no = no;
     if (!in->first_txn || no < in->first_txn)
@@ -577,12 +590,12 @@ int aml_ingest_trade(aml_ingest *in, const aml_trade_rec *t, aml_err *err)
         return aml_errf(err, "trade: doc_id and txn_id are required");
     if (t->invoice_amount_minor < 0)
         return aml_errf(err, "trade '%.80s': negative invoice amount", t->doc_id);
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT INTO trade_documents(doc_id, txn_no, buyer_name, seller_name, "
+    aml_st *st = aml_stmt(in->s, "INSERT INTO trade_documents(doc_id, txn_no, buyer_name, seller_name, "
                                        "invoice_amount_minor, currency, goods_description, hs_code, origin_country, "
                                        "destination_country) SELECT ?1, txn_no, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 "
                                        "FROM transactions WHERE txn_ref = ?2");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, t->doc_id);
     aml_bind_text(st, 2, t->txn_ref);
     aml_bind_text(st, 3, t->buyer_name);
@@ -595,7 +608,7 @@ int aml_ingest_trade(aml_ingest *in, const aml_trade_rec *t, aml_err *err)
     aml_bind_text(st, 10, t->destination_country);
     if (step(in, st, "trade document", t->doc_id, err))
         return -1;
-    if (sqlite3_changes(in->s->db) == 0)
+    if (aml_changes(in->s) == 0)
         return aml_errf(err, "trade '%.80s': unknown transaction '%.80s'", t->doc_id, t->txn_ref);
     in->st.trades++;
     return 0;
@@ -609,10 +622,10 @@ int aml_ingest_case(aml_ingest *in, const aml_case_rec *c, aml_err *err)
         return aml_errf(err, "case '%.64s': window ends before it starts", c->case_id);
     if (!valid_date(c->detection_date))
         return aml_errf(err, "case '%.64s': detection_date is not a date", c->case_id);
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT INTO cases(case_id, title, status, priority, origin, opened_at, "
+    aml_st *st = aml_stmt(in->s, "INSERT INTO cases(case_id, title, status, priority, origin, opened_at, "
                                        "detection_date, window_from, window_to) VALUES (?,?,?,?,?,?,?,?,?)");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, c->case_id);
     aml_bind_text(st, 2, c->title ? c->title : c->case_id);
     aml_bind_text(st, 3, c->status ? c->status : "open");
@@ -630,7 +643,7 @@ int aml_ingest_case(aml_ingest *in, const aml_case_rec *c, aml_err *err)
             return aml_errf(err, "case '%.64s': unknown account '%.80s'", c->case_id, c->accounts[i]);
         st = aml_stmt(in->s, "INSERT OR IGNORE INTO case_accounts(case_id, acct_no) VALUES (?, ?)");
         if (!st)
-            return aml_errf(err, "%s", in->s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(in->s));
         aml_bind_text(st, 1, c->case_id);
         aml_bind_int(st, 2, *no);
         if (step(in, st, "case account", c->accounts[i], err))
@@ -642,10 +655,10 @@ int aml_ingest_case(aml_ingest *in, const aml_case_rec *c, aml_err *err)
 
 int aml_ingest_truth(aml_ingest *in, const aml_truth_rec *t, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT INTO gt_instances(instance_id, typology_id, kind, variant, case_id, "
+    aml_st *st = aml_stmt(in->s, "INSERT INTO gt_instances(instance_id, typology_id, kind, variant, case_id, "
                                        "overlap) VALUES (?,?,?,?,?,?)");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, t->instance_id);
     aml_bind_text(st, 2, t->typology_id);
     aml_bind_text(st, 3, t->kind);
@@ -660,7 +673,7 @@ int aml_ingest_truth(aml_ingest *in, const aml_truth_rec *t, aml_err *err)
             continue;
         st = aml_stmt(in->s, "INSERT OR IGNORE INTO gt_accounts(instance_id, acct_no) VALUES (?, ?)");
         if (!st)
-            return aml_errf(err, "%s", in->s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(in->s));
         aml_bind_text(st, 1, t->instance_id);
         aml_bind_int(st, 2, *no);
         if (step(in, st, "truth account", t->accounts[i], err))
@@ -676,10 +689,10 @@ int aml_ingest_fx(aml_ingest *in, const char *currency, const char *date, int64_
     int64_t d;
     if (!currency || !date || aml_parse_time(date, strlen(date), &d, NULL) || num <= 0 || den <= 0)
         return aml_errf(err, "fx: currency, a rate_date and positive usd_num/usd_den are required");
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT OR REPLACE INTO fx_rates(currency, rate_date, usd_num, usd_den, source) "
+    aml_st *st = aml_stmt(in->s, "INSERT OR REPLACE INTO fx_rates(currency, rate_date, usd_num, usd_den, source) "
                                        "VALUES (?,?,?,?,?)");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, currency);
     aml_bind_text(st, 2, date);
     aml_bind_int(st, 3, num);
@@ -707,10 +720,10 @@ int aml_ingest_jurisdiction(aml_ingest *in, const char *list, const char *countr
 {
     if (!valid_date(from) || !valid_date(to) || !from)
         return aml_errf(err, "jurisdiction: effective dates must be YYYY-MM-DD");
-    sqlite3_stmt *st = aml_stmt(in->s, "INSERT OR REPLACE INTO jurisdiction_lists(list_name, country, effective_from, "
+    aml_st *st = aml_stmt(in->s, "INSERT OR REPLACE INTO jurisdiction_lists(list_name, country, effective_from, "
                                        "effective_to, source_url) VALUES (?,?,?,?,?)");
     if (!st)
-        return aml_errf(err, "%s", in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, list);
     aml_bind_text(st, 2, country);
     aml_bind_text(st, 3, from);
@@ -1279,12 +1292,12 @@ static int amlworld_account_row(importer *im, const aml_csv *c, const rowstr *r,
     int64_t no;
     if (aml_ingest_account(im->in, &a, &no, err))
         return -1;
-    sqlite3_stmt *st = aml_stmt(im->in->s, "SELECT 1 FROM customers WHERE customer_id = ?");
+    aml_st *st = aml_stmt(im->in->s, "SELECT 1 FROM customers WHERE customer_id = ?");
     int exists = 0;
     if (st) {
         aml_bind_text(st, 1, cust);
-        exists = sqlite3_step(st) == SQLITE_ROW;
-        sqlite3_reset(st);
+        exists = aml_step(st) == AML_ROW;
+        aml_reset(st);
     }
     if (!exists && aml_ingest_customer(im->in, &cu, err))
         return -1;
@@ -1328,24 +1341,24 @@ static int label_txn(importer *im, const aml_txn_rec *t, const char *label, cons
 {
     int64_t *fa = smap_find(&im->in->accts, t->from_account, strlen(t->from_account));
     int64_t *ta = smap_find(&im->in->accts, t->to_account, strlen(t->to_account));
-    sqlite3_stmt *st = aml_stmt(im->in->s,
+    aml_st *st = aml_stmt(im->in->s,
                                 "UPDATE transactions SET gt_label = ?1, gt_attempt_id = ?2, gt_is_laundering = 1 "
                                 "WHERE txn_no = (SELECT txn_no FROM transactions WHERE from_acct = ?3 AND "
                                 "booked_at = ?4 AND to_acct = ?5 AND amount_minor = ?6 AND gt_attempt_id IS NULL "
                                 "ORDER BY txn_no LIMIT 1)");
     if (!st)
-        return aml_errf(err, "%s", im->in->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(im->in->s));
     aml_bind_text(st, 1, label);
     aml_bind_text(st, 2, attempt);
     aml_bind_int(st, 3, fa ? *fa : -1);
     aml_bind_int(st, 4, t->booked_at);
     aml_bind_int(st, 5, ta ? *ta : -1);
     aml_bind_int(st, 6, t->amount_minor);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return aml_errf(err, "%s", sqlite3_errmsg(im->in->s->db));
-    return sqlite3_changes(im->in->s->db) == 1;
+    int rc = aml_step(st);
+    aml_reset(st);
+    if (rc != AML_DONE)
+        return aml_errf(err, "%s", aml_errmsg(im->in->s));
+    return aml_changes(im->in->s) == 1;
 }
 
 /* Patterns.txt: label the matching imported transactions with the attempt. */

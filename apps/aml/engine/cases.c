@@ -10,18 +10,18 @@
 int aml_case_load(aml_store *s, const char *case_id, aml_case *out, aml_err *err)
 {
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT case_id, title, status, coalesce(priority, ''), coalesce(origin, ''), "
+    aml_st *st = aml_stmt(s, "SELECT case_id, title, status, coalesce(priority, ''), coalesce(origin, ''), "
                                    "opened_at, coalesce(detection_date, ''), window_from, window_to "
                                    "FROM cases WHERE case_id = ?");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, case_id);
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        sqlite3_reset(st);
-        if (rc == SQLITE_DONE)
+    int rc = aml_step(st);
+    if (rc != AML_ROW) {
+        aml_reset(st);
+        if (rc == AML_DONE)
             return 1;
-        return aml_errf(err, "%s", sqlite3_errmsg(s->db));
+        return aml_errf(err, "%s", aml_errmsg(s));
     }
     snprintf(out->case_id, sizeof out->case_id, "%s", aml_col_text(st, 0));
     snprintf(out->title, sizeof out->title, "%s", aml_col_text(st, 1));
@@ -30,28 +30,28 @@ int aml_case_load(aml_store *s, const char *case_id, aml_case *out, aml_err *err
     snprintf(out->origin, sizeof out->origin, "%s", aml_col_text(st, 4));
     snprintf(out->opened_at, sizeof out->opened_at, "%s", aml_col_text(st, 5));
     snprintf(out->detection_date, sizeof out->detection_date, "%s", aml_col_text(st, 6));
-    out->from = sqlite3_column_int64(st, 7);
-    out->to = sqlite3_column_int64(st, 8);
-    sqlite3_reset(st);
+    out->from = aml_col_int(st, 7);
+    out->to = aml_col_int(st, 8);
+    aml_reset(st);
     st = aml_stmt(s, "SELECT acct_no FROM case_accounts WHERE case_id = ? ORDER BY acct_no");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, case_id);
     size_t cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (out->naccts == cap) {
             cap = cap ? cap * 2 : 4;
             int64_t *n = realloc(out->accts, cap * sizeof *n);
             if (!n) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 aml_case_free(out);
                 return aml_errf(err, "out of memory");
             }
             out->accts = n;
         }
-        out->accts[out->naccts++] = sqlite3_column_int64(st, 0);
+        out->accts[out->naccts++] = aml_col_int(st, 0);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -105,12 +105,12 @@ static int64_t matched_amount(const aml_assessment *a)
 static int has_subject(aml_store *s, const aml_case *c)
 {
     for (size_t i = 0; i < c->naccts; i++) {
-        sqlite3_stmt *st = aml_stmt(s, "SELECT 1 FROM account_parties WHERE acct_no = ? LIMIT 1");
+        aml_st *st = aml_stmt(s, "SELECT 1 FROM account_parties WHERE acct_no = ? LIMIT 1");
         if (!st)
             return 0;
         aml_bind_int(st, 1, c->accts[i]);
-        int found = sqlite3_step(st) == SQLITE_ROW;
-        sqlite3_reset(st);
+        int found = aml_step(st) == AML_ROW;
+        aml_reset(st);
         if (found)
             return 1;
     }
@@ -187,13 +187,13 @@ void aml_subjects_write(aml_store *s, mcp_jw *w, const aml_case *c)
     char seen[16][64];
     int nseen = 0;
     for (size_t i = 0; i < c->naccts; i++) {
-        sqlite3_stmt *st = aml_stmt(s, "SELECT c.customer_id, c.full_name, p.role, c.customer_type FROM "
+        aml_st *st = aml_stmt(s, "SELECT c.customer_id, c.full_name, p.role, c.customer_type FROM "
                                        "account_parties p JOIN customers c ON c.customer_id = p.customer_id "
                                        "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id");
         if (!st)
             break;
         aml_bind_int(st, 1, c->accts[i]);
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        while (aml_step(st) == AML_ROW) {
             const char *id = aml_col_text(st, 0);
             int dup = 0;
             for (int k = 0; k < nseen; k++)
@@ -212,7 +212,7 @@ void aml_subjects_write(aml_store *s, mcp_jw *w, const aml_case *c)
             mcp_jw_string(w, aml_col_text(st, 3));
             mcp_jw_object_end(w);
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     mcp_jw_array_end(w);
 }
@@ -266,15 +266,15 @@ static void rows_write(aml_store *s, mcp_jw *w, const char *key, const char *sql
 {
     mcp_jw_key(w, key);
     mcp_jw_array_begin(w);
-    sqlite3_stmt *st = aml_stmt(s, sql);
+    aml_st *st = aml_stmt(s, sql);
     if (st) {
         aml_bind_text(st, 1, case_id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        while (aml_step(st) == AML_ROW) {
             mcp_jw_object_begin(w);
             for (int i = 0; keys[i]; i++) {
                 mcp_jw_key(w, keys[i]);
                 if (types[i] == 'i')
-                    mcp_jw_int(w, sqlite3_column_int64(st, i));
+                    mcp_jw_int(w, aml_col_int(st, i));
                 else if (types[i] == 'S')
                     aml_jw_col_text(w, st, i);
                 else
@@ -282,7 +282,7 @@ static void rows_write(aml_store *s, mcp_jw *w, const char *key, const char *sql
             }
             mcp_jw_object_end(w);
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     mcp_jw_array_end(w);
 }
@@ -292,12 +292,12 @@ static void strings_write(aml_store *s, mcp_jw *w, const char *key, const char *
 {
     mcp_jw_key(w, key);
     mcp_jw_array_begin(w);
-    sqlite3_stmt *st = aml_stmt(s, sql);
+    aml_st *st = aml_stmt(s, sql);
     if (st) {
         aml_bind_text(st, 1, case_id);
-        while (sqlite3_step(st) == SQLITE_ROW)
+        while (aml_step(st) == AML_ROW)
             mcp_jw_string(w, aml_col_text(st, 0));
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     mcp_jw_array_end(w);
 }
@@ -305,11 +305,11 @@ static void strings_write(aml_store *s, mcp_jw *w, const char *key, const char *
 /* The risk level, score and latest assessment stored on the case. */
 static void case_risk_write(aml_store *s, mcp_jw *w, const aml_case *c)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT risk_level, case_score, last_assessment_id FROM cases WHERE case_id = ?");
+    aml_st *st = aml_stmt(s, "SELECT risk_level, case_score, last_assessment_id FROM cases WHERE case_id = ?");
     if (!st)
         return;
     aml_bind_text(st, 1, c->case_id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    if (aml_step(st) == AML_ROW) {
         mcp_jw_key(w, "riskLevel");
         aml_jw_col_text(w, st, 0);
         mcp_jw_key(w, "caseScore");
@@ -317,7 +317,7 @@ static void case_risk_write(aml_store *s, mcp_jw *w, const aml_case *c)
         mcp_jw_key(w, "lastAssessmentId");
         aml_jw_col_text(w, st, 2);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
 }
 
 void aml_case_write(aml_store *s, mcp_jw *w, const aml_case *c)
@@ -514,12 +514,12 @@ static int insert_assessment(aml_store *s, const aml_case *c, const aml_assessme
     aml_fmt_time(c->from, from);
     aml_fmt_time(c->to, to);
     aml_fmt_time(aml_now(), now);
-    sqlite3_stmt *st = aml_stmt(s, "INSERT OR IGNORE INTO assessments(assessment_id, case_id, kind, "
+    aml_st *st = aml_stmt(s, "INSERT OR IGNORE INTO assessments(assessment_id, case_id, kind, "
                                    "requested_typologies, engine_version, catalog_version, params_sha256, data_sha256, "
                                    "window_from, window_to, created_at, requested_by, outcome, case_score, risk_level, "
                                    "result_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, a->assessment_id);
     aml_bind_text(st, 2, c->case_id);
     aml_bind_text(st, 3, kind);
@@ -538,7 +538,7 @@ static int insert_assessment(aml_store *s, const aml_case *c, const aml_assessme
     aml_bind_text(st, 16, result_json);
     if (aml_step_done(s, st, err))
         return -1;
-    *inserted = sqlite3_changes(s->db) == 1;
+    *inserted = aml_changes(s) == 1;
     return 0;
 }
 
@@ -551,11 +551,11 @@ static int insert_finding(aml_store *s, const aml_assessment *a, int t, aml_err 
     mcp_buf_init(&pb, 0);
     mcp_jw_init(&pw, &pb);
     aml_params_write(&pw, &a->params, t);
-    sqlite3_stmt *st = aml_stmt(s, "INSERT OR IGNORE INTO assessment_findings(assessment_id, typology_id, status, "
+    aml_st *st = aml_stmt(s, "INSERT OR IGNORE INTO assessment_findings(assessment_id, typology_id, status, "
                                    "score, explanation, metrics_json, params_json) VALUES (?,?,?,?,?,?,?)");
     if (!st) {
         mcp_buf_cleanup(&pb);
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     }
     aml_bind_text(st, 1, a->assessment_id);
     aml_bind_text(st, 2, aml_catalog()[t].id);
@@ -572,7 +572,7 @@ static int insert_finding(aml_store *s, const aml_assessment *a, int t, aml_err 
         st = aml_stmt(s, "INSERT OR IGNORE INTO finding_evidence(assessment_id, typology_id, txn_no, ordinal, "
                          "role) VALUES (?,?,?,?,?)");
         if (!st)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_text(st, 1, a->assessment_id);
         aml_bind_text(st, 2, aml_catalog()[t].id);
         aml_bind_int(st, 3, f->ev[i].no);
@@ -587,10 +587,10 @@ static int insert_finding(aml_store *s, const aml_assessment *a, int t, aml_err 
 /* A full case assessment becomes the case's risk level, score and matched typologies. */
 static int update_case_risk(aml_store *s, const aml_case *c, const aml_assessment *a, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "UPDATE cases SET risk_level = ?, case_score = ?, last_assessment_id = ? "
+    aml_st *st = aml_stmt(s, "UPDATE cases SET risk_level = ?, case_score = ?, last_assessment_id = ? "
                                    "WHERE case_id = ?");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, a->risk_level);
     aml_bind_int(st, 2, a->case_score);
     aml_bind_text(st, 3, a->assessment_id);
@@ -599,7 +599,7 @@ static int update_case_risk(aml_store *s, const aml_case *c, const aml_assessmen
         return -1;
     st = aml_stmt(s, "DELETE FROM case_typologies WHERE case_id = ?");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, c->case_id);
     if (aml_step_done(s, st, err))
         return -1;
@@ -608,7 +608,7 @@ static int update_case_risk(aml_store *s, const aml_case *c, const aml_assessmen
             continue;
         st = aml_stmt(s, "INSERT INTO case_typologies(case_id, typology_id, score) VALUES (?,?,?)");
         if (!st)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_text(st, 1, c->case_id);
         aml_bind_text(st, 2, aml_catalog()[t].id);
         aml_bind_int(st, 3, a->f[t].score);
@@ -621,7 +621,7 @@ static int update_case_risk(aml_store *s, const aml_case *c, const aml_assessmen
 int aml_assessment_store(aml_store *s, const aml_case *c, const aml_assessment *a, const char *kind,
                          const char *requested_json, const char *actor, const char *result_json, aml_err *err)
 {
-    int own = sqlite3_get_autocommit(s->db);
+    int own = !aml_in_tx(s);
     if (own && aml_begin(s, err))
         return -1;
     int inserted = 0;
@@ -728,7 +728,7 @@ int aml_cursor_decode(const char *cursor, char *case_id, size_t n)
     "AND (?4 IS NULL OR substr(c.opened_at, 1, 10) >= ?4) AND (?5 IS NULL OR substr(c.opened_at, 1, 10) <= ?5) "  \
     AML_WF_FILTER
 
-static void bind_filter(sqlite3_stmt *st, const aml_case_filter *f)
+static void bind_filter(aml_st *st, const aml_case_filter *f)
 {
     aml_bind_text(st, 1, f->status ? f->status : "active");
     aml_bind_text(st, 2, f->risk_level);
@@ -747,10 +747,10 @@ typedef struct case_row {
 } case_row;
 
 /* A text column into a row field; *has says whether it was set. */
-static void col_copy(sqlite3_stmt *st, int i, char *out, size_t n, int *has)
+static void col_copy(aml_st *st, int i, char *out, size_t n, int *has)
 {
     if (has)
-        *has = sqlite3_column_type(st, i) != SQLITE_NULL;
+        *has = !aml_col_null(st, i);
     snprintf(out, n, "%s", aml_col_text(st, i));
 }
 
@@ -761,14 +761,14 @@ static int fetch_page(aml_store *s, const aml_case_filter *f, int limit, case_ro
         "SELECT c.case_id, c.title, c.status, c.priority, c.origin, c.opened_at, c.detection_date, c.window_from, "
         "c.window_to, c.risk_level, c.case_score FROM cases c WHERE " CASE_FILTER
         "AND (?6 IS NULL OR c.case_id > ?6) ORDER BY c.case_id LIMIT ?7";
-    sqlite3_stmt *st = aml_stmt(s, sql_page);
+    aml_st *st = aml_stmt(s, sql_page);
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     bind_filter(st, f);
     aml_bind_text(st, 6, f->after);
     aml_bind_int(st, 7, limit + 1);
     int n = 0, rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n <= limit) {
+    while ((rc = aml_step(st)) == AML_ROW && n <= limit) {
         case_row *r = &rows[n++];
         col_copy(st, 0, r->id, sizeof r->id, NULL);
         col_copy(st, 1, r->title, sizeof r->title, NULL);
@@ -777,15 +777,15 @@ static int fetch_page(aml_store *s, const aml_case_filter *f, int limit, case_ro
         col_copy(st, 4, r->origin, sizeof r->origin, &r->has_origin);
         col_copy(st, 5, r->opened, sizeof r->opened, NULL);
         col_copy(st, 6, r->detected, sizeof r->detected, &r->has_detected);
-        r->from = sqlite3_column_int64(st, 7);
-        r->to = sqlite3_column_int64(st, 8);
+        r->from = aml_col_int(st, 7);
+        r->to = aml_col_int(st, 8);
         col_copy(st, 9, r->risk, sizeof r->risk, &r->has_risk);
-        r->has_score = sqlite3_column_type(st, 10) != SQLITE_NULL;
-        r->score = sqlite3_column_int64(st, 10);
+        r->has_score = !aml_col_null(st, 10);
+        r->score = aml_col_int(st, 10);
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return aml_errf(err, "%s", sqlite3_errmsg(s->db));
+    aml_reset(st);
+    if (rc != AML_ROW && rc != AML_DONE)
+        return aml_errf(err, "%s", aml_errmsg(s));
     return n;
 }
 
@@ -822,13 +822,13 @@ int aml_cases_list(aml_store *s, mcp_jw *w, const aml_case_filter *f, int *count
 {
     static const char *const sql_count = "SELECT count(*) FROM cases c WHERE " CASE_FILTER;
     int64_t total = 0;
-    sqlite3_stmt *st = aml_stmt(s, sql_count);
+    aml_st *st = aml_stmt(s, sql_count);
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     bind_filter(st, f);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        total = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
+    if (aml_step(st) == AML_ROW)
+        total = aml_col_int(st, 0);
+    aml_reset(st);
     int limit = f->limit < 1 ? 20 : f->limit > 100 ? 100 : f->limit;
     case_row *rows = calloc((size_t)limit + 1, sizeof *rows);
     if (!rows)

@@ -489,12 +489,12 @@ static size_t t12_round(eng *e, const acct_view *v, int64_t mina, int64_t unit, 
     for (size_t i = v->w0; i < v->w1; i++) {
         if (v->tx[i].usd < mina)
             continue;
-        sqlite3_stmt *st = aml_stmt(e->s, "SELECT amount_minor, currency FROM transactions WHERE txn_no = ?");
+        aml_st *st = aml_stmt(e->s, "SELECT amount_minor, currency FROM transactions WHERE txn_no = ?");
         if (!st)
             break;
         aml_bind_int(st, 1, v->tx[i].no);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            int64_t amt = sqlite3_column_int64(st, 0);
+        if (aml_step(st) == AML_ROW) {
+            int64_t amt = aml_col_int(st, 0);
             const char *cur = aml_col_text(st, 1);
             const aml_currency *c = aml_currency_find(cur, strlen(cur));
             int exp = c ? c->exponent : 2;
@@ -509,7 +509,7 @@ static size_t t12_round(eng *e, const acct_view *v, int64_t mina, int64_t unit, 
                 rd[n++] = i;
             }
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     return n;
 }

@@ -29,17 +29,17 @@ static const typology_fn typologies[AML_NTYP] = {
 /* Dated jurisdiction list entries. */
 static int load_jurisdictions(eng *e, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT list_name, country, effective_from, effective_to FROM jurisdiction_lists "
+    aml_st *st = aml_stmt(e->s, "SELECT list_name, country, effective_from, effective_to FROM jurisdiction_lists "
                                       "ORDER BY list_name, country, effective_from");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
     size_t cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (e->njl == cap) {
             cap = cap ? cap * 2 : 16;
             jrow *n = realloc(e->jl, cap * sizeof *n);
             if (!n) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 return aml_errf(err, "out of memory");
             }
             e->jl = n;
@@ -55,50 +55,50 @@ static int load_jurisdictions(eng *e, aml_err *err)
         if (!ok)
             j->to = INT64_MAX;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
 /* Accounts in a country that is on some list, and whether the store has countries and trade documents. */
 static int load_flags(eng *e, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT acct_no, country FROM accounts WHERE country IN "
+    aml_st *st = aml_stmt(e->s, "SELECT acct_no, country FROM accounts WHERE country IN "
                                       "(SELECT country FROM jurisdiction_lists)");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t *slot = imap_slot(&e->listed, sqlite3_column_int64(st, 0));
+        return aml_errf(err, "%s", aml_errmsg(e->s));
+    while (aml_step(st) == AML_ROW) {
+        int64_t *slot = imap_slot(&e->listed, aml_col_int(st, 0));
         if (slot)
             *slot = eng_intern(&e->strs, aml_col_text(st, 1));
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     st = aml_stmt(e->s, "SELECT 1 FROM accounts WHERE country IS NOT NULL LIMIT 1");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
-    e->any_country = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_reset(st);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
+    e->any_country = aml_step(st) == AML_ROW;
+    aml_reset(st);
     st = aml_stmt(e->s, "SELECT 1 FROM trade_documents LIMIT 1");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
-    e->any_trade_docs = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_reset(st);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
+    e->any_trade_docs = aml_step(st) == AML_ROW;
+    aml_reset(st);
     return 0;
 }
 
 /* Dated FX rates (T14 converts invoices with them). */
 static int load_fx(eng *e, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT currency, rate_date, usd_num, usd_den FROM fx_rates "
+    aml_st *st = aml_stmt(e->s, "SELECT currency, rate_date, usd_num, usd_den FROM fx_rates "
                                       "ORDER BY currency, rate_date");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
     size_t cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (e->nfx == cap) {
             cap = cap ? cap * 2 : 32;
             fxrow *n = realloc(e->fx, cap * sizeof *n);
             if (!n) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 return aml_errf(err, "out of memory");
             }
             e->fx = n;
@@ -107,10 +107,10 @@ static int load_fx(eng *e, aml_err *err)
         snprintf(f->cur, sizeof f->cur, "%s", aml_col_text(st, 0));
         int ok;
         f->date = eng_date_col(st, 1, &ok);
-        f->num = sqlite3_column_int64(st, 2);
-        f->den = sqlite3_column_int64(st, 3);
+        f->num = aml_col_int(st, 2);
+        f->den = aml_col_int(st, 3);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 

@@ -189,16 +189,16 @@ static int name_eq(const char *a, const char *b)
 static void holder_name(eng *e, int64_t acct, char *out, size_t n)
 {
     out[0] = '\0';
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT coalesce((SELECT c.full_name FROM account_parties p JOIN customers c "
+    aml_st *st = aml_stmt(e->s, "SELECT coalesce((SELECT c.full_name FROM account_parties p JOIN customers c "
                                       "ON c.customer_id = p.customer_id WHERE p.acct_no = a.acct_no ORDER BY "
                                       "p.role <> 'primary', c.customer_id LIMIT 1), a.holder_name, '') "
                                       "FROM accounts a WHERE a.acct_no = ?");
     if (!st)
         return;
     aml_bind_int(st, 1, acct);
-    if (sqlite3_step(st) == SQLITE_ROW)
+    if (aml_step(st) == AML_ROW)
         snprintf(out, n, "%s", aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
 }
 
 /* What the trade documents of the window add up to. */
@@ -209,13 +209,13 @@ typedef struct t14_sums {
 
 /* One document row: checks it against its payment, adds it to the sums, the evidence and the
  * documents metric. */
-static void t14_document(fbuild *b, eng *e, const acct_view *v, sqlite3_stmt *st, double thr, t14_sums *s)
+static void t14_document(fbuild *b, eng *e, const acct_view *v, aml_st *st, double thr, t14_sums *s)
 {
     s->docs++;
-    int64_t no = sqlite3_column_int64(st, 1), at = sqlite3_column_int64(st, 2);
-    int64_t fa = sqlite3_column_int64(st, 3), ta = sqlite3_column_int64(st, 4);
-    int64_t paid = sqlite3_column_int64(st, 5);
-    int64_t inv = fx_usd(e, sqlite3_column_int64(st, 6), aml_col_text(st, 7), at);
+    int64_t no = aml_col_int(st, 1), at = aml_col_int(st, 2);
+    int64_t fa = aml_col_int(st, 3), ta = aml_col_int(st, 4);
+    int64_t paid = aml_col_int(st, 5);
+    int64_t inv = fx_usd(e, aml_col_int(st, 6), aml_col_text(st, 7), at);
     char buyer[160], seller[160], other[160];
     snprintf(buyer, sizeof buyer, "%s", aml_col_text(st, 8));
     snprintf(seller, sizeof seller, "%s", aml_col_text(st, 9));
@@ -261,7 +261,7 @@ static int t14_documents(fbuild *b, eng *e, const acct_view *v, double thr, t14_
         "SELECT d.doc_id, t.txn_no, t.booked_at, t.from_acct, t.to_acct, t.amount_base_minor, d.invoice_amount_minor, "
         "d.currency, d.buyer_name, d.seller_name FROM trade_documents d JOIN transactions t ON t.txn_no = d.txn_no "
         "WHERE t.from_acct = ?1 AND t.booked_at BETWEEN ?2 AND ?3 ORDER BY 2, 1";
-    sqlite3_stmt *st = aml_stmt(e->s, sql);
+    aml_st *st = aml_stmt(e->s, sql);
     if (!st)
         return -1;
     aml_bind_int(st, 1, v->acct);
@@ -269,12 +269,12 @@ static int t14_documents(fbuild *b, eng *e, const acct_view *v, double thr, t14_
     aml_bind_int(st, 3, e->to);
     mcp_jw_key(&b->mw, "documents");
     mcp_jw_array_begin(&b->mw);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         t14_document(b, e, v, st, thr, s);
         if (s->docs >= 200)
             break;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     mcp_jw_array_end(&b->mw);
     return 0;
 }
@@ -301,7 +301,7 @@ void t14_trade(eng *e, const acct_view *v, aml_finding *out)
     t14_sums s;
     memset(&s, 0, sizeof s);
     if (t14_documents(&b, e, v, thr, &s)) {
-        fb_explain(&b, "not evaluated: %s", e->s->errmsg);
+        fb_explain(&b, "not evaluated: %s", aml_errmsg(e->s));
         fb_finish(&b, AML_NOT_EVALUABLE);
         return;
     }

@@ -150,7 +150,7 @@ int aml_filer_set_demo(aml_store *s, aml_err *err)
     char v[8];
     int rc = aml_config_get(s, "filer.name", v, sizeof v);
     if (rc != 0)
-        return rc < 0 ? aml_errf(err, "%s", s->errmsg) : 0;
+        return rc < 0 ? aml_errf(err, "%s", aml_errmsg(s)) : 0;
     for (size_t i = 0; i < sizeof demo / sizeof demo[0]; i++)
         if (aml_config_set(s, demo[i][0], demo[i][1], "demo", err))
             return -1;
@@ -357,18 +357,18 @@ static const char *jstr(const mcp_json *o, const char *key)
 static void subject_facts(xw *x, const char *customer_id, char dob[9], char country[3])
 {
     dob[0] = country[0] = '\0';
-    sqlite3_stmt *st = aml_stmt(x->s, "SELECT coalesce(date_of_birth, ''), coalesce(country, '') FROM customers "
+    aml_st *st = aml_stmt(x->s, "SELECT coalesce(date_of_birth, ''), coalesce(country, '') FROM customers "
                                       "WHERE customer_id = ?");
     if (!st)
         return;
     aml_bind_text(st, 1, customer_id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    if (aml_step(st) == AML_ROW) {
         yyyymmdd(aml_col_text(st, 0), dob);
         const char *c = aml_col_text(st, 1);
         if (strlen(c) == 2 && isupper((unsigned char)c[0]) && isupper((unsigned char)c[1]))
             memcpy(country, c, 3);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
 }
 
 static void x_subject_name(xw *x, const mcp_json *sj, int entity)
@@ -584,7 +584,7 @@ int aml_fincen_xml(aml_store *s, const char *draft_json, size_t n, int64_t filin
     mcp_buf_init(&missing, 0);
     int nmiss = aml_filer_missing(s, 0, &missing);
     if (nmiss != 0) {
-        int rc = nmiss < 0 ? aml_errf(err, "%s", s->errmsg) : (aml_errf(err, "%s", missing.data), 1);
+        int rc = nmiss < 0 ? aml_errf(err, "%s", aml_errmsg(s)) : (aml_errf(err, "%s", missing.data), 1);
         mcp_buf_cleanup(&missing);
         return rc;
     }
@@ -594,7 +594,7 @@ int aml_fincen_xml(aml_store *s, const char *draft_json, size_t n, int64_t filin
     x.s = s;
     for (size_t i = 0; filer_keys[i].key && i < sizeof x.filer / sizeof x.filer[0]; i++)
         if (aml_config_get(s, filer_keys[i].key, x.filer[i], sizeof x.filer[i]) < 0)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
     mcp_json_doc *d;
     if (mcp_json_parse(&d, draft_json, n, NULL, NULL) != MCP_OK)
         return aml_errf(err, "the draft is not JSON");

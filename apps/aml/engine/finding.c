@@ -338,13 +338,13 @@ double eng_cv_of(const int64_t *a, size_t n)
 
 void aml_txn_id(aml_store *s, int64_t txn_no, char *out, size_t n)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT txn_ref FROM transactions WHERE txn_no = ?");
+    aml_st *st = aml_stmt(s, "SELECT txn_ref FROM transactions WHERE txn_no = ?");
     out[0] = '\0';
     if (st) {
         aml_bind_int(st, 1, txn_no);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        if (aml_step(st) == AML_ROW && !aml_col_null(st, 0))
             snprintf(out, n, "%s", aml_col_text(st, 0));
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     if (!out[0])
         snprintf(out, n, "#%lld", (long long)txn_no);
@@ -357,21 +357,21 @@ int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_
         "t.to_acct, fa.account_id, ta.account_id, t.location_id, t.time_precision FROM transactions t "
         "LEFT JOIN accounts fa ON fa.acct_no = t.from_acct LEFT JOIN accounts ta ON ta.acct_no = t.to_acct "
         "WHERE t.txn_no = ?";
-    sqlite3_stmt *st = aml_stmt(s, sql);
+    aml_st *st = aml_stmt(s, sql);
     if (!st)
         return -1;
     aml_bind_int(st, 1, txn_no);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_reset(st);
+    if (aml_step(st) != AML_ROW) {
+        aml_reset(st);
         return -1;
     }
     char id[96], when[21];
-    if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+    if (!aml_col_null(st, 0))
         snprintf(id, sizeof id, "%s", aml_col_text(st, 0));
     else
         snprintf(id, sizeof id, "#%lld", (long long)txn_no);
-    aml_fmt_time(sqlite3_column_int64(st, 1), when);
-    int64_t fa = sqlite3_column_int64(st, 6), ta = sqlite3_column_int64(st, 7);
+    aml_fmt_time(aml_col_int(st, 1), when);
+    int64_t fa = aml_col_int(st, 6), ta = aml_col_int(st, 7);
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "txnId");
     mcp_jw_string(w, id);
@@ -382,11 +382,11 @@ int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_
     mcp_jw_key(w, "timePrecision");
     mcp_jw_string(w, aml_col_text(st, 11));
     mcp_jw_key(w, "amountMinor");
-    mcp_jw_int(w, sqlite3_column_int64(st, 2));
+    mcp_jw_int(w, aml_col_int(st, 2));
     mcp_jw_key(w, "currency");
     mcp_jw_string(w, aml_col_text(st, 3));
     mcp_jw_key(w, "amountUsdMinor");
-    mcp_jw_int(w, sqlite3_column_int64(st, 4));
+    mcp_jw_int(w, aml_col_int(st, 4));
     mcp_jw_key(w, "channel");
     mcp_jw_string(w, aml_col_text(st, 5));
     mcp_jw_key(w, "direction");
@@ -398,7 +398,7 @@ int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_
     mcp_jw_key(w, "locationId");
     aml_jw_col_text(w, st, 10);
     mcp_jw_object_end(w);
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 

@@ -122,11 +122,11 @@ static int fan_banks(eng *e, const cands *c, size_t bi, size_t end)
     int banks = 0;
     char bank_seen[8][32];
     for (size_t k = bi; k < end && banks < 8; k++) {
-        sqlite3_stmt *st = aml_stmt(e->s, "SELECT bank_id FROM accounts WHERE acct_no = ?");
+        aml_st *st = aml_stmt(e->s, "SELECT bank_id FROM accounts WHERE acct_no = ?");
         if (!st)
             break;
         aml_bind_int(st, 1, c->key[k]);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        if (aml_step(st) == AML_ROW && !aml_col_null(st, 0)) {
             const char *bk = aml_col_text(st, 0);
             int seen = 0;
             for (int q = 0; q < banks; q++)
@@ -134,7 +134,7 @@ static int fan_banks(eng *e, const cands *c, size_t bi, size_t end)
             if (!seen)
                 snprintf(bank_seen[banks++], sizeof bank_seen[0], "%s", bk);
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     return banks;
 }
@@ -569,15 +569,15 @@ static int t06_qualifies(const etx *u, const t06_par *p)
 static int t06_foreign(eng *e, const acct_view *v, int64_t cp)
 {
     int foreign = 0;
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT country, is_internal FROM accounts WHERE acct_no = ?");
+    aml_st *st = aml_stmt(e->s, "SELECT country, is_internal FROM accounts WHERE acct_no = ?");
     if (st) {
         aml_bind_int(st, 1, cp);
-        if (sqlite3_step(st) == SQLITE_ROW) {
+        if (aml_step(st) == AML_ROW) {
             const char *c = aml_col_text(st, 0);
             if (c[0] && v->country[0] && strcmp(c, v->country) != 0)
                 foreign = 1;
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     return foreign;
 }

@@ -163,7 +163,7 @@ static const char *const sql_in =
 static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, int64_t limit, etx **arr,
                       size_t *n, size_t *cap)
 {
-    sqlite3_stmt *st = aml_stmt(e->s, dir == DIR_OUT ? sql_out : sql_in);
+    aml_st *st = aml_stmt(e->s, dir == DIR_OUT ? sql_out : sql_in);
     if (!st)
         return -1;
     aml_bind_int(st, 1, acct);
@@ -171,15 +171,15 @@ static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, i
     aml_bind_int(st, 3, to);
     aml_bind_int(st, 4, limit);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t cp = sqlite3_column_type(st, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 2);
+    while ((rc = aml_step(st)) == AML_ROW) {
+        int64_t cp = aml_col_null(st, 2) ? 0 : aml_col_int(st, 2);
         if (cp == acct)
             continue;
         if (*n == *cap) {
             size_t nc = *cap ? *cap * 2 : 64;
             etx *na = realloc(*arr, nc * sizeof *na);
             if (!na) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 e->oom = 1;
                 return -1;
             }
@@ -187,16 +187,16 @@ static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, i
             *cap = nc;
         }
         etx *t = &(*arr)[(*n)++];
-        t->no = sqlite3_column_int64(st, 0);
-        t->at = sqlite3_column_int64(st, 1);
+        t->no = aml_col_int(st, 0);
+        t->at = aml_col_int(st, 1);
         t->cp = cp;
-        t->usd = sqlite3_column_int64(st, 3);
-        t->ch = (unsigned char)channel_of(sqlite3_column_text(st, 4));
+        t->usd = aml_col_int(st, 3);
+        t->ch = (unsigned char)channel_of((const unsigned char *)aml_col_text(st, 4));
         t->dir = (unsigned char)dir;
         hash_row(e, t);
     }
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    aml_reset(st);
+    return rc == AML_DONE ? 0 : -1;
 }
 
 int eng_load_cash(eng *e, int64_t acct, int64_t from, int64_t to, cash_row **arr, size_t *n, size_t *cap)
@@ -207,22 +207,22 @@ int eng_load_cash(eng *e, int64_t acct, int64_t from, int64_t to, cash_row **arr
         "UNION ALL "
         "SELECT txn_no, booked_at, from_acct, to_acct, amount_base_minor, conductor_id, location_id, "
         "location_region FROM transactions WHERE from_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 AND channel = 'cash'";
-    sqlite3_stmt *st = aml_stmt(e->s, sql);
+    aml_st *st = aml_stmt(e->s, sql);
     if (!st)
         return -1;
     aml_bind_int(st, 1, acct);
     aml_bind_int(st, 2, from);
     aml_bind_int(st, 3, to);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t fa = sqlite3_column_int64(st, 2), ta = sqlite3_column_int64(st, 3);
+    while ((rc = aml_step(st)) == AML_ROW) {
+        int64_t fa = aml_col_int(st, 2), ta = aml_col_int(st, 3);
         if (fa == ta)
             continue;
         if (*n == *cap) {
             size_t nc = *cap ? *cap * 2 : 32;
             cash_row *na = realloc(*arr, nc * sizeof *na);
             if (!na) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 e->oom = 1;
                 return -1;
             }
@@ -230,22 +230,22 @@ int eng_load_cash(eng *e, int64_t acct, int64_t from, int64_t to, cash_row **arr
             *cap = nc;
         }
         cash_row *c = &(*arr)[(*n)++];
-        c->no = sqlite3_column_int64(st, 0);
-        c->at = sqlite3_column_int64(st, 1);
+        c->no = aml_col_int(st, 0);
+        c->at = aml_col_int(st, 1);
         c->acct = acct;
-        c->usd = sqlite3_column_int64(st, 4);
+        c->usd = aml_col_int(st, 4);
         c->dir = ta == acct ? DIR_IN : DIR_OUT;
-        c->conductor = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 5));
-        c->location = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 6));
-        c->region = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 7));
+        c->conductor = eng_intern(&e->strs, aml_col_text(st, 5));
+        c->location = eng_intern(&e->strs, aml_col_text(st, 6));
+        c->region = eng_intern(&e->strs, aml_col_text(st, 7));
     }
-    sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    aml_reset(st);
+    return rc == AML_DONE ? 0 : -1;
 }
 
-int64_t eng_date_col(sqlite3_stmt *st, int i, int *ok)
+int64_t eng_date_col(aml_st *st, int i, int *ok)
 {
-    const char *t = (const char *)sqlite3_column_text(st, i);
+    const char *t = aml_col_text(st, i);
     int64_t v = 0;
     *ok = t && aml_parse_time(t, strlen(t), &v, NULL) == 0;
     return v;
@@ -292,10 +292,10 @@ static int load_cash_details(eng *e, acct_view *v, aml_err *err)
     v->cash = malloc(n * sizeof *v->cash);
     if (!v->cash)
         return aml_errf(err, "out of memory");
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT conductor_id, location_id, location_region FROM transactions "
+    aml_st *st = aml_stmt(e->s, "SELECT conductor_id, location_id, location_region FROM transactions "
                                       "WHERE txn_no = ?");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
     for (size_t k = 0; k < v->ntx; k++) {
         const etx *t = &v->tx[k];
         if (t->ch != CH_CASH)
@@ -307,15 +307,15 @@ static int load_cash_details(eng *e, acct_view *v, aml_err *err)
         c->acct = v->acct;
         c->usd = t->usd;
         c->dir = t->dir;
-        sqlite3_reset(st);
+        aml_reset(st);
         aml_bind_int(st, 1, t->no);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            c->conductor = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 0));
-            c->location = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 1));
-            c->region = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 2));
+        if (aml_step(st) == AML_ROW) {
+            c->conductor = eng_intern(&e->strs, aml_col_text(st, 0));
+            c->location = eng_intern(&e->strs, aml_col_text(st, 1));
+            c->region = eng_intern(&e->strs, aml_col_text(st, 2));
         }
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -324,31 +324,31 @@ static int load_cash_details(eng *e, acct_view *v, aml_err *err)
 /* The account's own row. */
 static int load_account_row(eng *e, int64_t acct, acct_view *v, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT account_id, is_internal, opened_at, opening_deposit_minor, "
+    aml_st *st = aml_stmt(e->s, "SELECT account_id, is_internal, opened_at, opening_deposit_minor, "
                                       "home_region, country FROM accounts WHERE acct_no = ?");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
     aml_bind_int(st, 1, acct);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_reset(st);
+    if (aml_step(st) != AML_ROW) {
+        aml_reset(st);
         return aml_errf(err, "account #%lld is missing", (long long)acct);
     }
     snprintf(v->id, sizeof v->id, "%s", aml_col_text(st, 0));
-    v->internal = sqlite3_column_int(st, 1);
+    v->internal = (int)aml_col_int(st, 1);
     v->opened_at = eng_date_col(st, 2, &v->has_opened);
-    v->has_opening_deposit = sqlite3_column_type(st, 3) != SQLITE_NULL;
-    v->opening_deposit = sqlite3_column_int64(st, 3);
-    v->home_region = eng_intern(&e->strs, (const char *)sqlite3_column_text(st, 4));
+    v->has_opening_deposit = !aml_col_null(st, 3);
+    v->opening_deposit = aml_col_int(st, 3);
+    v->home_region = eng_intern(&e->strs, aml_col_text(st, 4));
     snprintf(v->country, sizeof v->country, "%s", aml_col_text(st, 5));
-    sqlite3_reset(st);
+    aml_reset(st);
     v->obs_from = INT64_MIN;
     st = aml_stmt(e->s, "SELECT min(observed_from) FROM coverage WHERE acct_no = ?");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
     aml_bind_int(st, 1, acct);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v->obs_from = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
+    if (aml_step(st) == AML_ROW && !aml_col_null(st, 0))
+        v->obs_from = aml_col_int(st, 0);
+    aml_reset(st);
     v->life_observed = v->obs_from != INT64_MIN && v->has_opened && v->opened_at >= aml_day_start(v->obs_from);
     return 0;
 }
@@ -356,15 +356,15 @@ static int load_account_row(eng *e, int64_t acct, acct_view *v, aml_err *err)
 /* Customers: primary role first, then by id; the first one gives the name and the KYC profile. */
 static int load_customers(eng *e, int64_t acct, acct_view *v, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT c.customer_id, c.full_name, c.customer_type, c.occupation, "
+    aml_st *st = aml_stmt(e->s, "SELECT c.customer_id, c.full_name, c.customer_type, c.occupation, "
                                       "c.cash_intensive, c.expected_monthly_cash_minor, "
                                       "c.expected_monthly_volume_minor "
                                       "FROM account_parties p JOIN customers c ON c.customer_id = p.customer_id "
                                       "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
     aml_bind_int(st, 1, acct);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (v->ncust < 8) {
             int dup = 0;
             for (size_t k = 0; k < v->ncust; k++)
@@ -376,15 +376,15 @@ static int load_customers(eng *e, int64_t acct, acct_view *v, aml_err *err)
             snprintf(v->cust_name, sizeof v->cust_name, "%s", aml_col_text(st, 1));
             v->entity = strcmp(aml_col_text(st, 2), "entity") == 0;
             snprintf(v->occupation, sizeof v->occupation, "%s", aml_col_text(st, 3));
-            v->cash_intensive = sqlite3_column_int(st, 4);
-            v->has_exp_cash = sqlite3_column_type(st, 5) != SQLITE_NULL;
-            v->exp_cash = sqlite3_column_int64(st, 5);
-            v->has_exp_volume = sqlite3_column_type(st, 6) != SQLITE_NULL;
-            v->exp_volume = sqlite3_column_int64(st, 6);
+            v->cash_intensive = (int)aml_col_int(st, 4);
+            v->has_exp_cash = !aml_col_null(st, 5);
+            v->exp_cash = aml_col_int(st, 5);
+            v->has_exp_volume = !aml_col_null(st, 6);
+            v->exp_volume = aml_col_int(st, 6);
             v->has_kyc = v->has_exp_cash || v->has_exp_volume;
         }
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -392,24 +392,24 @@ static int load_customers(eng *e, int64_t acct, acct_view *v, aml_err *err)
 static int load_siblings(eng *e, int64_t acct, acct_view *v, aml_err *err)
 {
     size_t cap = 0;
-    sqlite3_stmt *st = aml_stmt(e->s, "SELECT DISTINCT p2.acct_no FROM account_parties p1 JOIN account_parties p2 "
+    aml_st *st = aml_stmt(e->s, "SELECT DISTINCT p2.acct_no FROM account_parties p1 JOIN account_parties p2 "
                                       "ON p2.customer_id = p1.customer_id WHERE p1.acct_no = ?");
     if (!st)
-        return aml_errf(err, "%s", e->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(e->s));
     aml_bind_int(st, 1, acct);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (v->nsib == cap) {
             cap = cap ? cap * 2 : 8;
             int64_t *ns = realloc(v->siblings, cap * sizeof *ns);
             if (!ns) {
-                sqlite3_reset(st);
+                aml_reset(st);
                 return aml_errf(err, "out of memory");
             }
             v->siblings = ns;
         }
-        v->siblings[v->nsib++] = sqlite3_column_int64(st, 0);
+        v->siblings[v->nsib++] = aml_col_int(st, 0);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     if (v->nsib == 0) {
         v->siblings = malloc(sizeof *v->siblings);
         if (!v->siblings)
@@ -434,10 +434,10 @@ static int load_history(eng *e, int64_t acct, acct_view *v, aml_err *err)
     v->load_from = from;
     size_t tcap = 0;
     if (load_edges(e, acct, DIR_OUT, from, e->to, -1, &v->tx, &v->ntx, &tcap))
-        return aml_errf(err, "loading transactions of %s: %s", v->id, e->oom ? "out of memory" : e->s->errmsg);
+        return aml_errf(err, "loading transactions of %s: %s", v->id, e->oom ? "out of memory" : aml_errmsg(e->s));
     size_t nout = v->ntx;
     if (load_edges(e, acct, DIR_IN, from, e->to, -1, &v->tx, &v->ntx, &tcap))
-        return aml_errf(err, "loading transactions of %s: %s", v->id, e->oom ? "out of memory" : e->s->errmsg);
+        return aml_errf(err, "loading transactions of %s: %s", v->id, e->oom ? "out of memory" : aml_errmsg(e->s));
     if (merge_by_time(v->tx, nout, v->ntx))
         return aml_errf(err, "out of memory");
     size_t i = 0;
@@ -577,15 +577,15 @@ int64_t eng_last_activity_before(eng *e, int64_t acct, int64_t t)
         "SELECT max(booked_at) FROM transactions WHERE to_acct = ?1 AND booked_at < ?2"};
     int64_t r = INT64_MIN;
     for (int k = 0; k < 2; k++) {
-        sqlite3_stmt *st = aml_stmt(e->s, sql[k]);
+        aml_st *st = aml_stmt(e->s, sql[k]);
         if (!st)
             return INT64_MIN;
         aml_bind_int(st, 1, acct);
         aml_bind_int(st, 2, t);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
-            sqlite3_column_int64(st, 0) > r)
-            r = sqlite3_column_int64(st, 0);
-        sqlite3_reset(st);
+        if (aml_step(st) == AML_ROW && !aml_col_null(st, 0) &&
+            aml_col_int(st, 0) > r)
+            r = aml_col_int(st, 0);
+        aml_reset(st);
     }
     return r;
 }

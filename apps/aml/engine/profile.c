@@ -14,14 +14,14 @@ static int64_t volume_between(eng *e, int64_t acct, int64_t a, int64_t z)
         "SELECT total(s) FROM (SELECT total(amount_base_minor) AS s FROM transactions WHERE from_acct = ?1 AND "
         "booked_at BETWEEN ?2 AND ?3 UNION ALL SELECT total(amount_base_minor) FROM transactions WHERE to_acct = ?1 "
         "AND booked_at BETWEEN ?2 AND ?3)";
-    sqlite3_stmt *st = aml_stmt(e->s, sql);
+    aml_st *st = aml_stmt(e->s, sql);
     if (!st)
         return 0;
     aml_bind_int(st, 1, acct);
     aml_bind_int(st, 2, a);
     aml_bind_int(st, 3, z);
-    int64_t r = sqlite3_step(st) == SQLITE_ROW ? (int64_t)sqlite3_column_double(st, 0) : 0;
-    sqlite3_reset(st);
+    int64_t r = aml_step(st) == AML_ROW ? (int64_t)aml_col_double(st, 0) : 0;
+    aml_reset(st);
     return r;
 }
 

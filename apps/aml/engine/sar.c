@@ -35,27 +35,27 @@ static int load_txn(aml_store *s, int64_t no, etxn *t)
         "coalesce(fa.country, ''), coalesce(ta.country, '') "
         "FROM transactions t LEFT JOIN accounts fa ON fa.acct_no = t.from_acct "
         "LEFT JOIN accounts ta ON ta.acct_no = t.to_acct WHERE t.txn_no = ?";
-    sqlite3_stmt *st = aml_stmt(s, sql);
+    aml_st *st = aml_stmt(s, sql);
     if (!st)
         return -1;
     aml_bind_int(st, 1, no);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_reset(st);
+    if (aml_step(st) != AML_ROW) {
+        aml_reset(st);
         return -1;
     }
     memset(t, 0, sizeof *t);
     t->no = no;
-    if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+    if (!aml_col_null(st, 0))
         snprintf(t->ref, sizeof t->ref, "%s", aml_col_text(st, 0));
     else
         snprintf(t->ref, sizeof t->ref, "#%lld", (long long)no);
-    t->at = sqlite3_column_int64(st, 1);
-    t->amount = sqlite3_column_int64(st, 2);
+    t->at = aml_col_int(st, 1);
+    t->amount = aml_col_int(st, 2);
     snprintf(t->cur, sizeof t->cur, "%s", aml_col_text(st, 3));
-    t->usd = sqlite3_column_int64(st, 4);
+    t->usd = aml_col_int(st, 4);
     snprintf(t->channel, sizeof t->channel, "%s", aml_col_text(st, 5));
-    t->from = sqlite3_column_int64(st, 6);
-    t->to = sqlite3_column_int64(st, 7);
+    t->from = aml_col_int(st, 6);
+    t->to = aml_col_int(st, 7);
     snprintf(t->from_id, sizeof t->from_id, "%s", aml_col_text(st, 8));
     snprintf(t->to_id, sizeof t->to_id, "%s", aml_col_text(st, 9));
     snprintf(t->loc, sizeof t->loc, "%s", aml_col_text(st, 10));
@@ -63,7 +63,7 @@ static int load_txn(aml_store *s, int64_t no, etxn *t)
     snprintf(t->to_name, sizeof t->to_name, "%s", aml_col_text(st, 12));
     snprintf(t->from_country, sizeof t->from_country, "%s", aml_col_text(st, 13));
     snprintf(t->to_country, sizeof t->to_country, "%s", aml_col_text(st, 14));
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -193,7 +193,7 @@ static const char *const subjects_sql =
     "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id";
 
 /* One subject (a row of the subjects query) holding account acc. */
-static void subject_write(mcp_jw *w, sqlite3_stmt *st, const char *acc, int entity, int dir_in, int dir_out)
+static void subject_write(mcp_jw *w, aml_st *st, const char *acc, int entity, int dir_in, int dir_out)
 {
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "customerId");
@@ -238,21 +238,21 @@ static void subject_write(mcp_jw *w, sqlite3_stmt *st, const char *acc, int enti
     mcp_jw_string(w, "tin");
     mcp_jw_string(w, "phone");
     mcp_jw_string(w, "identification");
-    if (!entity && sqlite3_column_type(st, 8) == SQLITE_NULL)
+    if (!entity && aml_col_null(st, 8))
         mcp_jw_string(w, "date_of_birth");
     mcp_jw_array_end(w);
     mcp_jw_object_end(w);
 }
 
 /* "Who" for the narrative: the subject, what it does, since when, and its account. */
-static void who_append(mcp_buf *who, sqlite3_stmt *st, const char *acc, int entity)
+static void who_append(mcp_buf *who, aml_st *st, const char *acc, int entity)
 {
     if (who->len)
         aml_buf_puts(who, "; ");
     aml_buf_printf(who, "%s, %s", aml_col_text(st, 2), entity ? "a business customer" : "an individual customer");
-    if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+    if (!aml_col_null(st, 5))
         aml_buf_printf(who, " (%s: %s)", entity ? "business" : "occupation", aml_col_text(st, 5));
-    if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+    if (!aml_col_null(st, 7))
         aml_buf_printf(who, ", a customer since %s", aml_col_text(st, 7));
     aml_buf_printf(who, ", holding account %s", acc);
 }
@@ -264,11 +264,11 @@ static void subjects_write(aml_store *s, mcp_jw *w, const aml_case *c, int dir_i
     mcp_jw_array_begin(w);
     strset seen = {0};
     for (size_t i = 0; i < c->naccts; i++) {
-        sqlite3_stmt *st = aml_stmt(s, subjects_sql);
+        aml_st *st = aml_stmt(s, subjects_sql);
         if (!st)
             break;
         aml_bind_int(st, 1, c->accts[i]);
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        while (aml_step(st) == AML_ROW) {
             const char *id = aml_col_text(st, 0);
             int dup = 0;
             for (int k = 0; k < seen.n; k++)
@@ -283,7 +283,7 @@ static void subjects_write(aml_store *s, mcp_jw *w, const aml_case *c, int dir_i
             subject_write(w, st, acc, entity, dir_in, dir_out);
             who_append(who, st, acc, entity);
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     mcp_jw_array_end(w);
 }
@@ -329,18 +329,18 @@ typedef struct draft {
 /* The latest stored draft of the case. */
 static int previous_draft(draft *d, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(d->s, "SELECT version, sar_draft_id, narrative_json FROM sar_drafts WHERE case_id = ? "
+    aml_st *st = aml_stmt(d->s, "SELECT version, sar_draft_id, narrative_json FROM sar_drafts WHERE case_id = ? "
                                       "ORDER BY version DESC LIMIT 1");
     if (!st)
-        return aml_errf(err, "%s", d->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(d->s));
     aml_bind_text(st, 1, d->c->case_id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        d->prev_version = sqlite3_column_int64(st, 0);
+    if (aml_step(st) == AML_ROW) {
+        d->prev_version = aml_col_int(st, 0);
         snprintf(d->prev_id, sizeof d->prev_id, "%s", aml_col_text(st, 1));
         const char *nj = aml_col_text(st, 2);
         aml_sha256_hex(nj, strlen(nj), d->prev_hash);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -789,14 +789,14 @@ static int store_draft(const draft *d, const mcp_buf *text, const char *actor, a
     for (int z = 0; z < d->nsub; z++)
         aml_sar_category_write(&cw, d->seen_sub[z], 1);
     mcp_jw_array_end(&cw);
-    int rc = 0, own = sqlite3_get_autocommit(s->db);
+    int rc = 0, own = !aml_in_tx(s);
     if (own && aml_begin(s, err))
         rc = -1;
-    sqlite3_stmt *st;
+    aml_st *st;
     if (!rc && d->prev_version) {
         st = aml_stmt(s, "UPDATE sar_drafts SET status = 'superseded' WHERE case_id = ? AND status = 'draft'");
         if (!st)
-            rc = aml_errf(err, "%s", s->errmsg);
+            rc = aml_errf(err, "%s", aml_errmsg(s));
         else {
             aml_bind_text(st, 1, d->c->case_id);
             rc = aml_step_done(s, st, err);
@@ -808,7 +808,7 @@ static int store_draft(const draft *d, const mcp_buf *text, const char *actor, a
                          "narrative_json, attachment_csv, filing_due_date, created_at, created_by, result_json) "
                          "VALUES (?,?,?,?,'initial','draft',?,?,?,?,?,?,?,?,?,?,?)");
         if (!st)
-            rc = aml_errf(err, "%s", s->errmsg);
+            rc = aml_errf(err, "%s", aml_errmsg(s));
         else {
             const mcp_buf *nj = &d->nj;
             aml_bind_text(st, 1, d->id);

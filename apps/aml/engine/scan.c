@@ -31,30 +31,30 @@ static void uf_union(size_t *parent, size_t a, size_t b)
 
 static int txn_ends(aml_store *s, int64_t no, int64_t *from, int64_t *to)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no = ?");
+    aml_st *st = aml_stmt(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no = ?");
     if (!st)
         return -1;
     aml_bind_int(st, 1, no);
-    int ok = sqlite3_step(st) == SQLITE_ROW;
+    int ok = aml_step(st) == AML_ROW;
     if (ok) {
-        *from = sqlite3_column_int64(st, 0);
-        *to = sqlite3_column_int64(st, 1);
+        *from = aml_col_int(st, 0);
+        *to = aml_col_int(st, 1);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return ok ? 0 : -1;
 }
 
 static int next_case_id(aml_store *s, char *out, size_t n)
 {
     /* Case ids CASE-NNNNN continue the highest number in use. */
-    sqlite3_stmt *st = aml_stmt(s, "SELECT max(CAST(substr(case_id, 6) AS INTEGER)) FROM cases "
+    aml_st *st = aml_stmt(s, "SELECT max(CAST(substr(case_id, 6) AS INTEGER)) FROM cases "
                                    "WHERE case_id GLOB 'CASE-[0-9]*'");
     if (!st)
         return -1;
     int64_t max = 0;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        max = sqlite3_column_int64(st, 0);
-    sqlite3_reset(st);
+    if (aml_step(st) == AML_ROW)
+        max = aml_col_int(st, 0);
+    aml_reset(st);
     snprintf(out, n, "CASE-%05lld", (long long)(max + 1));
     return 0;
 }
@@ -78,14 +78,14 @@ static int scan_window(aml_store *s, const aml_scan_opts *o, scan_run *r, aml_er
     r->to = o->to;
     if (r->from || r->to)
         return 0;
-    sqlite3_stmt *q = aml_stmt(s, "SELECT min(booked_at), max(booked_at) FROM transactions");
+    aml_st *q = aml_stmt(s, "SELECT min(booked_at), max(booked_at) FROM transactions");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-        r->from = aml_day_start(sqlite3_column_int64(q, 0));
-        r->to = aml_day_start(sqlite3_column_int64(q, 1)) + AML_DAY - 1;
+        return aml_errf(err, "%s", aml_errmsg(s));
+    if (aml_step(q) == AML_ROW && !aml_col_null(q, 0)) {
+        r->from = aml_day_start(aml_col_int(q, 0));
+        r->to = aml_day_start(aml_col_int(q, 1)) + AML_DAY - 1;
     }
-    sqlite3_reset(q);
+    aml_reset(q);
     return !r->from && !r->to ? 1 : 0;
 }
 
@@ -93,43 +93,43 @@ static int scan_window(aml_store *s, const aml_scan_opts *o, scan_run *r, aml_er
 static int scan_marks(aml_store *s, scan_run *r, aml_err *err)
 {
     r->since = r->maxno = 0;
-    sqlite3_stmt *q = aml_stmt(s, "SELECT max(max_txn_no) FROM scan_runs WHERE window_from = ? AND window_to = ?");
+    aml_st *q = aml_stmt(s, "SELECT max(max_txn_no) FROM scan_runs WHERE window_from = ? AND window_to = ?");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_int(q, 1, r->from);
     aml_bind_int(q, 2, r->to);
-    if (sqlite3_step(q) == SQLITE_ROW)
-        r->since = sqlite3_column_int64(q, 0);
-    sqlite3_reset(q);
+    if (aml_step(q) == AML_ROW)
+        r->since = aml_col_int(q, 0);
+    aml_reset(q);
     q = aml_stmt(s, "SELECT max(txn_no) FROM transactions");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
-    if (sqlite3_step(q) == SQLITE_ROW)
-        r->maxno = sqlite3_column_int64(q, 0);
-    sqlite3_reset(q);
+        return aml_errf(err, "%s", aml_errmsg(s));
+    if (aml_step(q) == AML_ROW)
+        r->maxno = aml_col_int(q, 0);
+    aml_reset(q);
     return 0;
 }
 
 /* Internal accounts touched by the new transactions of the window, ascending. */
 static int touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_err *err)
 {
-    sqlite3_stmt *q = aml_stmt(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no > ? AND booked_at "
+    aml_st *q = aml_stmt(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no > ? AND booked_at "
                                   "BETWEEN ? AND ?");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_int(q, 1, r->since);
     aml_bind_int(q, 2, r->from);
     aml_bind_int(q, 3, r->to);
-    while (sqlite3_step(q) == SQLITE_ROW) {
+    while (aml_step(q) == AML_ROW) {
         for (int k = 0; k < 2; k++)
-            if (sqlite3_column_type(q, k) != SQLITE_NULL && aml_ivec_push(accts, sqlite3_column_int64(q, k))) {
-                sqlite3_reset(q);
+            if (!aml_col_null(q, k) && aml_ivec_push(accts, aml_col_int(q, k))) {
+                aml_reset(q);
                 return aml_errf(err, "out of memory");
             }
         if (accts->n > (1u << 22))
             aml_ivec_uniq(accts);
     }
-    sqlite3_reset(q);
+    aml_reset(q);
     aml_ivec_uniq(accts);
     size_t k = 0;
     for (size_t i = 0; i < accts->n; i++) {
@@ -137,9 +137,9 @@ static int touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, am
         if (!q)
             break;
         aml_bind_int(q, 1, accts->v[i]);
-        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0))
+        if (aml_step(q) == AML_ROW && (int)aml_col_int(q, 0))
             accts->v[k++] = accts->v[i];
-        sqlite3_reset(q);
+        aml_reset(q);
     }
     accts->n = k;
     return 0;
@@ -277,15 +277,15 @@ static int open_case_of(aml_store *s, const aml_ivec *members, char *case_id, si
 {
     case_id[0] = '\0';
     for (size_t i = 0; i < members->n && !case_id[0]; i++) {
-        sqlite3_stmt *q = aml_stmt(s, "SELECT c.case_id FROM case_accounts ca JOIN cases c ON c.case_id = ca.case_id "
+        aml_st *q = aml_stmt(s, "SELECT c.case_id FROM case_accounts ca JOIN cases c ON c.case_id = ca.case_id "
                                       "WHERE ca.acct_no = ? AND c.status IN ('open','in_review','escalated') "
                                       "ORDER BY c.case_id LIMIT 1");
         if (!q)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_int(q, 1, members->v[i]);
-        if (sqlite3_step(q) == SQLITE_ROW)
+        if (aml_step(q) == AML_ROW)
             snprintf(case_id, n, "%s", aml_col_text(q, 0));
-        sqlite3_reset(q);
+        aml_reset(q);
     }
     return 0;
 }
@@ -302,11 +302,11 @@ static int open_case(aml_store *s, const scan_run *r, const aml_ivec *members, u
         if (gmask & (1u << t))
             tl += snprintf(title + tl, sizeof title - (size_t)tl, "%s%s", c++ ? ", " : "", aml_catalog()[t].code);
     snprintf(title + tl, sizeof title - (size_t)tl, ")");
-    sqlite3_stmt *q = aml_stmt(s, "INSERT INTO cases(case_id, title, status, priority, origin, opened_at, "
+    aml_st *q = aml_stmt(s, "INSERT INTO cases(case_id, title, status, priority, origin, opened_at, "
                                   "detection_date, window_from, window_to) VALUES (?, ?, 'open', 'normal', 'scan', "
                                   "?, ?, ?, ?)");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(q, 1, case_id);
     aml_bind_text(q, 2, title);
     aml_bind_text(q, 3, r->detected);
@@ -319,10 +319,10 @@ static int open_case(aml_store *s, const scan_run *r, const aml_ivec *members, u
 /* An existing case widens its window to the scan's and keeps its detection date. */
 static int update_case(aml_store *s, const scan_run *r, const char *case_id, aml_err *err)
 {
-    sqlite3_stmt *q = aml_stmt(s, "UPDATE cases SET detection_date = coalesce(detection_date, ?), "
+    aml_st *q = aml_stmt(s, "UPDATE cases SET detection_date = coalesce(detection_date, ?), "
                                   "window_from = min(window_from, ?), window_to = max(window_to, ?) WHERE case_id = ?");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(q, 1, r->detected);
     aml_bind_int(q, 2, r->from);
     aml_bind_int(q, 3, r->to);
@@ -337,10 +337,10 @@ static int record_matches(aml_store *s, const scan_run *r, const matches *m, siz
     for (int t = 0; t < AML_NTYP; t++) {
         if (!(m->masks[i] & (1u << t)))
             continue;
-        sqlite3_stmt *q = aml_stmt(s, "INSERT OR REPLACE INTO scan_matches(run_id, acct_no, typology_id, score, "
+        aml_st *q = aml_stmt(s, "INSERT OR REPLACE INTO scan_matches(run_id, acct_no, typology_id, score, "
                                       "case_id) VALUES (?, ?, ?, ?, ?)");
         if (!q)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_int(q, 1, r->run_id);
         aml_bind_int(q, 2, m->accts.v[i]);
         aml_bind_text(q, 3, aml_catalog()[t].id);
@@ -360,13 +360,13 @@ static int record_matches(aml_store *s, const scan_run *r, const matches *m, siz
  */
 static int rank_case(aml_store *s, const char *case_id, aml_err *err)
 {
-    sqlite3_stmt *q = aml_stmt(s, "UPDATE cases SET priority = CASE "
+    aml_st *q = aml_stmt(s, "UPDATE cases SET priority = CASE "
                                   "WHEN case_score >= 85 OR (case_score >= 70 AND (SELECT count(*) FROM case_typologies t "
                                   "WHERE t.case_id = cases.case_id) >= 3) THEN 'urgent' "
                                   "WHEN case_score >= 70 THEN 'high' WHEN case_score >= 40 THEN 'normal' ELSE 'low' END "
                                   "WHERE case_id = ?");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(q, 1, case_id);
     return aml_step_done(s, q, err);
 }
@@ -393,7 +393,7 @@ static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t 
         st->cases_updated += !rc;
     }
     for (size_t i = 0; !rc && i < members.n; i++) {
-        sqlite3_stmt *q = aml_stmt(s, "INSERT OR IGNORE INTO case_accounts(case_id, acct_no) VALUES (?, ?)");
+        aml_st *q = aml_stmt(s, "INSERT OR IGNORE INTO case_accounts(case_id, acct_no) VALUES (?, ?)");
         if (!q)
             break;
         aml_bind_text(q, 1, case_id);
@@ -412,10 +412,10 @@ static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t 
 /* The run's counts, once its cases are made. */
 static int finish_run(aml_store *s, const scan_run *r, const aml_scan_stats *st, aml_err *err)
 {
-    sqlite3_stmt *q = aml_stmt(s, "UPDATE scan_runs SET accounts_evaluated = ?, accounts_matched = ?, "
+    aml_st *q = aml_stmt(s, "UPDATE scan_runs SET accounts_evaluated = ?, accounts_matched = ?, "
                                   "cases_opened = ?, cases_updated = ? WHERE run_id = ?");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_int(q, 1, st->accounts_evaluated);
     aml_bind_int(q, 2, st->accounts_matched);
     aml_bind_int(q, 3, st->cases_opened);
@@ -429,11 +429,11 @@ static int record_run(aml_store *s, scan_run *r, const aml_scan_stats *st, aml_e
 {
     char started[21];
     aml_fmt_time(aml_now(), started);
-    sqlite3_stmt *q = aml_stmt(s, "INSERT INTO scan_runs(window_from, window_to, max_txn_no, started_at, "
+    aml_st *q = aml_stmt(s, "INSERT INTO scan_runs(window_from, window_to, max_txn_no, started_at, "
                                   "detection_date, accounts_evaluated, accounts_matched, cases_opened, cases_updated) "
-                                  "VALUES (?,?,?,?,?,?,?,?,?)");
+                                  "VALUES (?,?,?,?,?,?,?,?,?) RETURNING run_id");
     if (!q)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_int(q, 1, r->from);
     aml_bind_int(q, 2, r->to);
     aml_bind_int(q, 3, r->maxno);
@@ -443,10 +443,7 @@ static int record_run(aml_store *s, scan_run *r, const aml_scan_stats *st, aml_e
     aml_bind_int(q, 7, st->accounts_matched);
     aml_bind_int(q, 8, st->cases_opened);
     aml_bind_int(q, 9, st->cases_updated);
-    if (aml_step_done(s, q, err))
-        return -1;
-    r->run_id = sqlite3_last_insert_rowid(s->db);
-    return 0;
+    return aml_step_id(s, q, &r->run_id, err);
 }
 
 /* Every group becomes a case, in one transaction with the scan's record. */

@@ -8,13 +8,13 @@
 
 static int in_case(aml_store *s, const char *case_id, int64_t acct)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT 1 FROM case_accounts WHERE case_id = ? AND acct_no = ?");
+    aml_st *st = aml_stmt(s, "SELECT 1 FROM case_accounts WHERE case_id = ? AND acct_no = ?");
     if (!st)
         return 0;
     aml_bind_text(st, 1, case_id);
     aml_bind_int(st, 2, acct);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_reset(st);
+    int found = aml_step(st) == AML_ROW;
+    aml_reset(st);
     return found;
 }
 
@@ -63,15 +63,16 @@ int aml_suppress_add(aml_store *s, const aml_suppression *in, const char *actor,
     int rc = check(s, in, &acct, &cp, &typ, err);
     if (rc)
         return rc;
-    int own = sqlite3_get_autocommit(s->db);
+    int own = !aml_in_tx(s);
     if (own && aml_begin(s, err))
         return -1;
-    sqlite3_stmt *st = aml_stmt(s, "INSERT INTO suppressions(acct_no, counterparty_acct, typology_id, until, reason, "
-                                   "case_id, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    aml_st *st = aml_stmt(s, "INSERT INTO suppressions(acct_no, counterparty_acct, typology_id, until, reason, "
+                                   "case_id, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                                   "RETURNING suppression_id");
     char now[21], detail[400];
     aml_fmt_time(aml_now(), now);
     if (!st) {
-        rc = aml_errf(err, "%s", s->errmsg);
+        rc = aml_errf(err, "%s", aml_errmsg(s));
     } else {
         aml_bind_int(st, 1, acct);
         aml_bind_int_opt(st, 2, cp, cp != 0);
@@ -81,10 +82,9 @@ int aml_suppress_add(aml_store *s, const aml_suppression *in, const char *actor,
         aml_bind_text(st, 6, in->case_id);
         aml_bind_text(st, 7, actor);
         aml_bind_text(st, 8, now);
-        rc = aml_step_done(s, st, err);
+        rc = aml_step_id(s, st, id, err);
     }
     if (!rc) {
-        *id = sqlite3_last_insert_rowid(s->db);
         snprintf(detail, sizeof detail, "suppressed %s%s%s%s%s until %s: %.200s", in->account_id,
                  typ ? " " : "", typ ? typ : "", cp ? " with " : "", cp ? in->counterparty_id : "", in->until,
                  in->reason);
@@ -106,17 +106,17 @@ static int all_with(aml_store *s, const aml_finding *f, int64_t acct, int64_t cp
     for (size_t e = 0; e < f->nev; e++) {
         if (f->ev[e].role != AML_ROLE_TRIGGER)
             continue;
-        sqlite3_stmt *st = aml_stmt(s, "SELECT coalesce(from_acct, 0), coalesce(to_acct, 0) FROM transactions "
+        aml_st *st = aml_stmt(s, "SELECT coalesce(from_acct, 0), coalesce(to_acct, 0) FROM transactions "
                                        "WHERE txn_no = ?");
         if (!st)
             return 0;
         aml_bind_int(st, 1, f->ev[e].no);
         int between = 0;
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            int64_t a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
+        if (aml_step(st) == AML_ROW) {
+            int64_t a = aml_col_int(st, 0), b = aml_col_int(st, 1);
             between = (a == acct && b == cp) || (a == cp && b == acct);
         }
-        sqlite3_reset(st);
+        aml_reset(st);
         if (!between)
             return 0;
         any = 1;
@@ -128,7 +128,7 @@ int aml_suppress_filter(aml_store *s, int64_t acct, const char *as_of, aml_asses
 {
     if (!a->matched)
         return 0;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT coalesce(counterparty_acct, 0), typology_id FROM suppressions "
+    aml_st *st = aml_stmt(s, "SELECT coalesce(counterparty_acct, 0), typology_id FROM suppressions "
                                    "WHERE acct_no = ? AND until >= ?");
     if (!st)
         return 0;
@@ -136,12 +136,12 @@ int aml_suppress_filter(aml_store *s, int64_t acct, const char *as_of, aml_asses
     aml_bind_text(st, 2, as_of);
     int64_t cps[64];
     int typs[64], n = 0;
-    while (n < 64 && sqlite3_step(st) == SQLITE_ROW) {
-        cps[n] = sqlite3_column_int64(st, 0);
-        const char *t = sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL : aml_col_text(st, 1);
+    while (n < 64 && aml_step(st) == AML_ROW) {
+        cps[n] = aml_col_int(st, 0);
+        const char *t = aml_col_null(st, 1) ? NULL : aml_col_text(st, 1);
         typs[n++] = t ? aml_typology_index(t, strlen(t)) : -1;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     int dropped = 0;
     for (int t = 0; t < AML_NTYP; t++) {
         if (a->f[t].status != AML_MATCHED)

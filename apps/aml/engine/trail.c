@@ -121,9 +121,9 @@ static const char sql_in[] = "SELECT from_acct, booked_at, amount_base_minor, tx
 static int read_rows(aml_store *s, aml_trail *t, const aml_trail_node *x, unsigned d, row **out, size_t *n,
                      aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, d == AML_TRAIL_FORWARD ? sql_out : sql_in);
+    aml_st *st = aml_stmt(s, d == AML_TRAIL_FORWARD ? sql_out : sql_in);
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     int64_t lo = t->o.from, hi = t->o.to;
     if (d == AML_TRAIL_FORWARD && x->arrive > lo)
         lo = x->arrive;
@@ -136,19 +136,19 @@ static int read_rows(aml_store *s, aml_trail *t, const aml_trail_node *x, unsign
     size_t cap = 0;
     *out = NULL;
     *n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (*n == AML_TRAIL_MAX_ROWS) {
             t->rows_capped = 1;
             break;
         }
         if (grow((void **)out, &cap, *n, sizeof **out)) {
-            sqlite3_reset(st);
+            aml_reset(st);
             return aml_errf(err, "out of memory");
         }
-        (*out)[(*n)++] = (row){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                               sqlite3_column_int64(st, 3)};
+        (*out)[(*n)++] = (row){aml_col_int(st, 0), aml_col_int(st, 1), aml_col_int(st, 2),
+                               aml_col_int(st, 3)};
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     aml_sort(*out, *n, sizeof **out, row_cmp);
     return 0;
 }
@@ -285,16 +285,16 @@ static void copy_text(char *dst, size_t n, const char *src)
 
 static int node_details(aml_store *s, aml_trail *t, aml_trail_node *x, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT account_id, is_internal, holder_name, COALESCE(institution_name, bank_id), "
+    aml_st *st = aml_stmt(s, "SELECT account_id, is_internal, holder_name, COALESCE(institution_name, bank_id), "
                                    "country, status FROM accounts WHERE acct_no = ?");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_int(st, 1, x->acct);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    if (aml_step(st) == AML_ROW) {
         copy_text(x->holder, sizeof x->holder, aml_col_text(st, 2));
         copy_text(x->bank, sizeof x->bank, aml_col_text(st, 3));
         copy_text(x->country, sizeof x->country, aml_col_text(st, 4));
-        x->internal = sqlite3_column_int(st, 1);
+        x->internal = (int)aml_col_int(st, 1);
         if (!strcmp(aml_col_text(st, 5), "dormant"))
             x->flags |= AML_FLAG_DORMANT;
         char acct_id[80];
@@ -306,23 +306,23 @@ static int node_details(aml_store *s, aml_trail *t, aml_trail_node *x, aml_err *
         else
             snprintf(x->id, sizeof x->id, "fold:%.66s:%s", acct_id, x->dirs == AML_TRAIL_FORWARD ? "out" : "in");
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     if (x->kind != AML_NODE_ACCOUNT)
         return 0;
     st = aml_stmt(s, "SELECT c.full_name, c.pep, c.risk_rating FROM account_parties p JOIN customers c "
                      "ON c.customer_id = p.customer_id WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_int(st, 1, x->acct);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         if (!x->holder[0])
             copy_text(x->holder, sizeof x->holder, aml_col_text(st, 0));
-        if (sqlite3_column_int(st, 1))
+        if ((int)aml_col_int(st, 1))
             x->flags |= AML_FLAG_PEP;
         if (!strcmp(aml_col_text(st, 2), "high"))
             x->flags |= AML_FLAG_HIGH_RISK;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     if (x->country[0]) {
         char day[11] = "9999-12-31";
         if (t->o.to && t->o.to < INT64_MAX)
@@ -330,28 +330,28 @@ static int node_details(aml_store *s, aml_trail *t, aml_trail_node *x, aml_err *
         st = aml_stmt(s, "SELECT list_name FROM jurisdiction_lists WHERE country = ?1 AND effective_from <= ?2 "
                          "AND (effective_to IS NULL OR effective_to > ?2)");
         if (!st)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_text(st, 1, x->country);
         aml_bind_text(st, 2, day);
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        while (aml_step(st) == AML_ROW) {
             const char *l = aml_col_text(st, 0);
             x->flags |= !strcmp(l, "fatf_call_for_action") ? AML_FLAG_FATF_CALL : AML_FLAG_FATF_MONITOR;
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     st = aml_stmt(s, "SELECT case_id FROM case_accounts WHERE acct_no = ? ORDER BY case_id LIMIT 4");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_int(st, 1, x->acct);
     size_t k = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (aml_step(st) == AML_ROW) {
         const char *id = aml_col_text(st, 0);
         if (k + strlen(id) + 2 >= sizeof x->cases)
             break;
         k += (size_t)snprintf(x->cases + k, sizeof x->cases - k, "%s%s", k ? "," : "", id);
         x->flags |= AML_FLAG_IN_CASE;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return 0;
 }
 
@@ -380,20 +380,20 @@ static int add_cash(aml_store *s, aml_trail *t, int xi, aml_err *err);
 /* The transaction ids (txn_ref, or "#<txn_no>") of the listed transactions of edges from `first` on. */
 static int resolve_ids(aml_store *s, aml_trail *t, size_t first, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT txn_ref FROM transactions WHERE txn_no = ?");
+    aml_st *st = aml_stmt(s, "SELECT txn_ref FROM transactions WHERE txn_no = ?");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     for (size_t i = first; i < t->nedges; i++)
         for (int k = 0; k < t->edges[i].ntxn; k++) {
             aml_trail_txn *x = &t->edges[i].txn[k];
             if (x->id[0])
                 continue;
             aml_bind_int(st, 1, x->no);
-            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            if (aml_step(st) == AML_ROW && !aml_col_null(st, 0))
                 copy_text(x->id, sizeof x->id, aml_col_text(st, 0));
             else
                 snprintf(x->id, sizeof x->id, "#%lld", (long long)x->no);
-            sqlite3_reset(st);
+            aml_reset(st);
         }
     return 0;
 }
@@ -450,15 +450,15 @@ static int add_cash(aml_store *s, aml_trail *t, int xi, aml_err *err)
         "SELECT txn_no, booked_at, amount_base_minor FROM transactions WHERE from_acct = ?1 AND to_acct IS NULL "
         "AND booked_at >= ?2 AND booked_at <= ?3 ORDER BY booked_at, txn_no LIMIT ?4"};
     for (int k = 0; k < 2; k++) {
-        sqlite3_stmt *st = aml_stmt(s, sql[k]);
+        aml_st *st = aml_stmt(s, sql[k]);
         if (!st)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_int(st, 1, t->nodes[xi].acct);
         aml_bind_int(st, 2, t->o.from);
         aml_bind_int(st, 3, t->o.to);
         aml_bind_int(st, 4, AML_TRAIL_MAX_ROWS);
         int ei = -1;
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        while (aml_step(st) == AML_ROW) {
             if (ei < 0) {
                 int ci = node_find(t, AML_NODE_CASH, t->nodes[xi].acct);
                 if (ci < 0 && (ci = node_add(t, AML_NODE_CASH, t->nodes[xi].acct, 1)) < 0)
@@ -466,10 +466,10 @@ static int add_cash(aml_store *s, aml_trail *t, int xi, aml_err *err)
                 if ((ei = k == 0 ? edge_add(t, ci, xi, 1) : edge_add(t, xi, ci, 1)) < 0)
                     break;
             }
-            edge_put(&t->edges[ei], sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                     sqlite3_column_int64(st, 2));
+            edge_put(&t->edges[ei], aml_col_int(st, 0), aml_col_int(st, 1),
+                     aml_col_int(st, 2));
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     return 0;
 }
@@ -492,18 +492,18 @@ static int evidence_node(aml_trail *t, int64_t acct, int64_t other)
 /* Marks (or adds) the edges of the transfers a matched finding cited. */
 static int mark_evidence(aml_store *s, aml_trail *t, const char *assessment_id, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(
+    aml_st *st = aml_stmt(
         s, "SELECT fe.txn_no, group_concat(af.typology_id), MIN(x.from_acct), MIN(x.to_acct), MIN(x.booked_at), "
            "MIN(x.amount_base_minor) FROM assessment_findings af JOIN finding_evidence fe "
            "ON fe.assessment_id = af.assessment_id AND fe.typology_id = af.typology_id "
            "JOIN transactions x ON x.txn_no = fe.txn_no WHERE af.assessment_id = ? AND af.status = 'matched' "
            "GROUP BY fe.txn_no ORDER BY MIN(x.booked_at), fe.txn_no");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, assessment_id);
     int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        int64_t no = sqlite3_column_int64(st, 0), fa = sqlite3_column_int64(st, 2), ta = sqlite3_column_int64(st, 3);
+    while (!rc && aml_step(st) == AML_ROW) {
+        int64_t no = aml_col_int(st, 0), fa = aml_col_int(st, 2), ta = aml_col_int(st, 3);
         unsigned mask = 0;
         const char *list = aml_col_text(st, 1);
         for (const char *p = list; *p;) {
@@ -527,12 +527,12 @@ static int mark_evidence(aml_store *s, aml_trail *t, const char *assessment_id, 
                 rc = -1;
                 continue;
             }
-            edge_put(&t->edges[ei], no, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+            edge_put(&t->edges[ei], no, aml_col_int(st, 4), aml_col_int(st, 5));
         }
         t->edges[ei].typologies |= mask;
         t->matched |= mask;
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     return rc ? aml_errf(err, "out of memory") : 0;
 }
 
@@ -563,13 +563,13 @@ int aml_case_graph(aml_store *s, const char *case_id, aml_trail *t, aml_err *err
     aml_fmt_date(c.from, f);
     aml_fmt_date(c.to, to);
     snprintf(t->title, sizeof t->title, "Case %s: fund flow %s to %s", c.case_id, f, to);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT last_assessment_id FROM cases WHERE case_id = ?");
+    aml_st *st = aml_stmt(s, "SELECT last_assessment_id FROM cases WHERE case_id = ?");
     char aid[80] = "";
     if (st) {
         aml_bind_text(st, 1, c.case_id);
-        if (sqlite3_step(st) == SQLITE_ROW)
+        if (aml_step(st) == AML_ROW)
             copy_text(aid, sizeof aid, aml_col_text(st, 0));
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     aml_case_free(&c);
     size_t before = t->nnodes;

@@ -284,7 +284,7 @@ static inline int later(const eng *e, int64_t t0, int64_t t1)
 /* ---- loading (load.c) --------------------------------------------------- */
 
 /* A date column as seconds; *ok = 0 when NULL or not a date. */
-int64_t eng_date_col(sqlite3_stmt *st, int i, int *ok);
+int64_t eng_date_col(aml_st *st, int i, int *ok);
 /** Loads a focus account: its row, customers, sibling accounts and history. */
 int eng_load_view(eng *e, int64_t acct, acct_view *v, aml_err *err);
 void eng_view_free(acct_view *v);

@@ -34,24 +34,24 @@ static void deadline(aml_workflow *w, const char *detected, int has_suspect)
 int aml_wf_load(aml_store *s, const char *case_id, aml_workflow *w, aml_err *err)
 {
     memset(w, 0, sizeof *w);
-    sqlite3_stmt *st = aml_stmt(s, implied_state_sql);
+    aml_st *st = aml_stmt(s, implied_state_sql);
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, case_id);
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        sqlite3_reset(st);
-        return rc == SQLITE_DONE ? 1 : aml_errf(err, "%s", sqlite3_errmsg(s->db));
+    int rc = aml_step(st);
+    if (rc != AML_ROW) {
+        aml_reset(st);
+        return rc == AML_DONE ? 1 : aml_errf(err, "%s", aml_errmsg(s));
     }
     snprintf(w->state, sizeof w->state, "%s", aml_col_text(st, 0));
-    deadline(w, aml_col_text(st, 1), sqlite3_column_int(st, 2));
-    sqlite3_reset(st);
+    deadline(w, aml_col_text(st, 1), (int)aml_col_int(st, 2));
+    aml_reset(st);
     st = aml_stmt(s, "SELECT state, coalesce(assignee, ''), coalesce(disposition, ''), coalesce(sar_id, ''), "
                      "coalesce(requested_by, ''), coalesce(reviewed_by, '') FROM case_workflow WHERE case_id = ?");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, case_id);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    if (aml_step(st) == AML_ROW) {
         snprintf(w->state, sizeof w->state, "%s", aml_col_text(st, 0));
         snprintf(w->assignee, sizeof w->assignee, "%s", aml_col_text(st, 1));
         snprintf(w->disposition, sizeof w->disposition, "%s", aml_col_text(st, 2));
@@ -59,7 +59,7 @@ int aml_wf_load(aml_store *s, const char *case_id, aml_workflow *w, aml_err *err
         snprintf(w->requested_by, sizeof w->requested_by, "%s", aml_col_text(st, 4));
         snprintf(w->reviewed_by, sizeof w->reviewed_by, "%s", aml_col_text(st, 5));
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     char today[11];
     aml_fmt_date(aml_now(), today);
     w->overdue = strcmp(w->state, "closed") != 0 && w->due_date[0] && strcmp(w->due_date, today) < 0;
@@ -69,10 +69,10 @@ int aml_wf_load(aml_store *s, const char *case_id, aml_workflow *w, aml_err *err
 int aml_wf_event(aml_store *s, const char *case_id, const char *actor, const char *action, const char *from_state,
                  const char *to_state, const char *detail, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "INSERT INTO case_events(case_id, at, actor, action, from_state, to_state, detail) "
+    aml_st *st = aml_stmt(s, "INSERT INTO case_events(case_id, at, actor, action, from_state, to_state, detail) "
                                    "VALUES (?, ?, ?, ?, ?, ?, ?)");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     char now[21];
     aml_fmt_time(aml_now(), now);
     aml_bind_text(st, 1, case_id);
@@ -89,7 +89,7 @@ int aml_wf_event(aml_store *s, const char *case_id, const char *actor, const cha
 static int wf_save(aml_store *s, const char *case_id, const aml_workflow *w, const char *rationale,
                    const char *comment, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(
+    aml_st *st = aml_stmt(
         s, "INSERT INTO case_workflow(case_id, state, assignee, disposition, rationale, sar_id, requested_by, "
            "requested_at, reviewed_by, reviewed_at, review_comment, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
            "CASE WHEN ?7 IS NULL THEN NULL ELSE ?10 END, ?8, CASE WHEN ?8 IS NULL THEN NULL ELSE ?10 END, ?9, ?10) "
@@ -100,7 +100,7 @@ static int wf_save(aml_store *s, const char *case_id, const aml_workflow *w, con
            "reviewed_at = CASE WHEN ?8 IS NULL THEN NULL WHEN reviewed_by IS ?8 THEN reviewed_at ELSE ?10 END, "
            "reviewed_by = ?8, review_comment = coalesce(?9, review_comment), updated_at = ?10");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     char now[21];
     aml_fmt_time(aml_now(), now);
     aml_bind_text(st, 1, case_id);
@@ -119,9 +119,9 @@ static int wf_save(aml_store *s, const char *case_id, const aml_workflow *w, con
 /* Keeps cases.status in step with the workflow state. */
 static int status_save(aml_store *s, const char *case_id, const char *status, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "UPDATE cases SET status = ? WHERE case_id = ?");
+    aml_st *st = aml_stmt(s, "UPDATE cases SET status = ? WHERE case_id = ?");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, status);
     aml_bind_text(st, 2, case_id);
     return aml_step_done(s, st, err);
@@ -132,7 +132,7 @@ static int commit_step(aml_store *s, const char *case_id, const aml_workflow *w,
                        const char *rationale, const char *comment, const char *actor, const char *action,
                        const char *from, const char *detail, aml_err *err)
 {
-    int own = sqlite3_get_autocommit(s->db);
+    int own = !aml_in_tx(s);
     if (own && aml_begin(s, err))
         return -1;
     int rc = wf_save(s, case_id, w, rationale, comment, err);
@@ -184,13 +184,13 @@ int aml_wf_assign(aml_store *s, const char *case_id, const char *assignee, const
 /* A SAR draft of this case with this id? */
 static int sar_of_case(aml_store *s, const char *case_id, const char *sar_id)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT 1 FROM sar_drafts WHERE sar_draft_id = ? AND case_id = ?");
+    aml_st *st = aml_stmt(s, "SELECT 1 FROM sar_drafts WHERE sar_draft_id = ? AND case_id = ?");
     if (!st)
         return 0;
     aml_bind_text(st, 1, sar_id);
     aml_bind_text(st, 2, case_id);
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_reset(st);
+    int found = aml_step(st) == AML_ROW;
+    aml_reset(st);
     return found;
 }
 
@@ -305,11 +305,11 @@ void aml_wf_write(mcp_jw *w, const aml_workflow *wf)
 void aml_wf_history_write(aml_store *s, mcp_jw *w, const char *case_id)
 {
     mcp_jw_array_begin(w);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT at, actor, action, from_state, to_state, detail FROM case_events "
+    aml_st *st = aml_stmt(s, "SELECT at, actor, action, from_state, to_state, detail FROM case_events "
                                    "WHERE case_id = ? ORDER BY event_id LIMIT 500");
     if (st) {
         aml_bind_text(st, 1, case_id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        while (aml_step(st) == AML_ROW) {
             mcp_jw_object_begin(w);
             static const char *const keys[] = {"at", "actor", "action", "fromState", "toState", "detail"};
             for (int i = 0; i < 6; i++) {
@@ -318,12 +318,12 @@ void aml_wf_history_write(aml_store *s, mcp_jw *w, const char *case_id)
             }
             mcp_jw_object_end(w);
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     mcp_jw_array_end(w);
 }
 
-void aml_wf_bind_filter(sqlite3_stmt *st, const char *state, const char *assignee, const char *disposition,
+void aml_wf_bind_filter(aml_st *st, const char *state, const char *assignee, const char *disposition,
                         int overdue)
 {
     char today[11];

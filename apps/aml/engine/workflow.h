@@ -70,7 +70,7 @@ void aml_wf_history_write(aml_store *s, mcp_jw *w, const char *case_id);
     "ON p.acct_no = ca.acct_no WHERE ca.case_id = c.case_id) THEN '+30 days' ELSE '+60 days' END) < ?12)) "
 
 /** Binds the workflow filters (state, assignee, disposition, overdue) of a listCases query. */
-void aml_wf_bind_filter(sqlite3_stmt *st, const char *state, const char *assignee, const char *disposition,
+void aml_wf_bind_filter(aml_st *st, const char *state, const char *assignee, const char *disposition,
                         int overdue);
 
 #endif /* AML_WORKFLOW_H */

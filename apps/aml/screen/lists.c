@@ -53,19 +53,19 @@ typedef struct imp {
 static int put_entity(imp *im, const char *id, const char *schema, const char *caption, const char *props,
                       size_t nprops, aml_err *err)
 {
-    sqlite3_stmt *q = aml_stmt(im->s, "SELECT 1 FROM screening_entities WHERE list_name = ? AND entity_id = ?");
+    aml_st *q = aml_stmt(im->s, "SELECT 1 FROM screening_entities WHERE list_name = ? AND entity_id = ?");
     if (!q)
-        return aml_errf(err, "%s", im->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(im->s));
     aml_bind_text(q, 1, im->list);
     aml_bind_text(q, 2, id);
-    if (sqlite3_step(q) == SQLITE_ROW) {
+    if (aml_step(q) == AML_ROW) {
         im->st->skipped++; /* a duplicate id: the first wins */
         return 0;
     }
-    sqlite3_stmt *st = aml_stmt(im->s, "INSERT INTO screening_entities(list_name, entity_id, schema, caption, "
+    aml_st *st = aml_stmt(im->s, "INSERT INTO screening_entities(list_name, entity_id, schema, caption, "
                                        "properties, version_id) VALUES (?, ?, ?, ?, ?, ?)");
     if (!st)
-        return aml_errf(err, "%s", im->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(im->s));
     aml_bind_text(st, 1, im->list);
     aml_bind_text(st, 2, id);
     aml_bind_text(st, 3, schema);
@@ -190,21 +190,22 @@ static int begin_version(imp *im, const char *format, const char *path, aml_err 
     base = base ? base + 1 : path;
     char at[32];
     aml_fmt_time(aml_now(), at);
-    sqlite3_stmt *st = aml_stmt(im->s, "INSERT INTO screening_list_versions(list_name, format, source_name, "
-                                       "file_sha256, loaded_at, entities, skipped) VALUES (?, ?, ?, ?, ?, 0, 0)");
+    aml_st *st = aml_stmt(im->s, "INSERT INTO screening_list_versions(list_name, format, source_name, "
+                                       "file_sha256, loaded_at, entities, skipped) VALUES (?, ?, ?, ?, ?, 0, 0) "
+                                       "RETURNING version_id");
     if (!st)
-        return aml_errf(err, "%s", im->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(im->s));
     aml_bind_text(st, 1, im->list);
     aml_bind_text(st, 2, format);
     aml_bind_text(st, 3, base);
     aml_bind_text(st, 4, im->st->sha256);
     aml_bind_text(st, 5, at);
-    if (aml_step_done(im->s, st, err))
+    if (aml_step_id(im->s, st, &im->version, err))
         return -1;
-    im->version = im->st->version_id = sqlite3_last_insert_rowid(im->s->db);
+    im->st->version_id = im->version;
     st = aml_stmt(im->s, "DELETE FROM screening_entities WHERE list_name = ?");
     if (!st)
-        return aml_errf(err, "%s", im->s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(im->s));
     aml_bind_text(st, 1, im->list);
     return aml_step_done(im->s, st, err);
 }
@@ -233,9 +234,9 @@ int aml_lists_import(aml_store *s, const char *list, const char *format, const c
         rc = ftm ? import_ftm(&im, f, err) : import_csv(&im, f, err);
     fclose(f);
     if (!rc) {
-        sqlite3_stmt *u = aml_stmt(s, "UPDATE screening_list_versions SET entities = ?, skipped = ? WHERE version_id = ?");
+        aml_st *u = aml_stmt(s, "UPDATE screening_list_versions SET entities = ?, skipped = ? WHERE version_id = ?");
         if (!u)
-            rc = aml_errf(err, "%s", s->errmsg);
+            rc = aml_errf(err, "%s", aml_errmsg(s));
         else {
             aml_bind_int(u, 1, (int64_t)st->entities);
             aml_bind_int(u, 2, (int64_t)st->skipped);
@@ -256,20 +257,20 @@ int aml_lists_import(aml_store *s, const char *list, const char *format, const c
 
 int aml_lists_show(aml_store *s, mcp_jw *w, aml_err *err)
 {
-    sqlite3_stmt *l = aml_stmt(s, "SELECT v.list_name, (SELECT count(*) FROM screening_entities e WHERE "
+    aml_st *l = aml_stmt(s, "SELECT v.list_name, (SELECT count(*) FROM screening_entities e WHERE "
                                   "e.list_name = v.list_name) FROM screening_list_versions v GROUP BY v.list_name "
                                   "ORDER BY v.list_name");
     if (!l)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "lists");
     mcp_jw_array_begin(w);
     char names[AML_LIST_MAX_LISTS][AML_LIST_NAME_MAX + 1];
     int64_t counts[AML_LIST_MAX_LISTS];
     size_t n = 0;
-    while (n < AML_LIST_MAX_LISTS && sqlite3_step(l) == SQLITE_ROW) {
+    while (n < AML_LIST_MAX_LISTS && aml_step(l) == AML_ROW) {
         snprintf(names[n], sizeof names[n], "%s", aml_col_text(l, 0));
-        counts[n++] = sqlite3_column_int64(l, 1);
+        counts[n++] = aml_col_int(l, 1);
     }
     for (size_t i = 0; i < n; i++) {
         mcp_jw_object_begin(w);
@@ -279,12 +280,12 @@ int aml_lists_show(aml_store *s, mcp_jw *w, aml_err *err)
         mcp_jw_int(w, counts[i]);
         mcp_jw_key(w, "versions");
         mcp_jw_array_begin(w);
-        sqlite3_stmt *v = aml_stmt(s, "SELECT version_id, loaded_at, format, source_name, file_sha256, entities, "
+        aml_st *v = aml_stmt(s, "SELECT version_id, loaded_at, format, source_name, file_sha256, entities, "
                                       "skipped FROM screening_list_versions WHERE list_name = ? ORDER BY version_id");
         if (!v)
-            return aml_errf(err, "%s", s->errmsg);
+            return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_text(v, 1, names[i]);
-        while (sqlite3_step(v) == SQLITE_ROW) {
+        while (aml_step(v) == AML_ROW) {
             static const char *const keys[] = {"version", "loadedAt", "format", "file", "sha256", "entities",
                                                "skipped"};
             mcp_jw_object_begin(w);
@@ -307,8 +308,8 @@ int aml_lists_show(aml_store *s, mcp_jw *w, aml_err *err)
 
 int64_t aml_lists_version(aml_store *s)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT coalesce(max(version_id), 0) FROM screening_list_versions");
-    return st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    aml_st *st = aml_stmt(s, "SELECT coalesce(max(version_id), 0) FROM screening_list_versions");
+    return st && aml_step(st) == AML_ROW ? aml_col_int(st, 0) : -1;
 }
 
 /* ---- the index -------------------------------------------------------- */
@@ -336,14 +337,14 @@ int aml_screening_load(aml_store *s, aml_screening *out, aml_err *err)
     out->version = aml_lists_version(s);
     out->ix = aml_sc_index_new();
     out->lists = calloc(AML_LIST_MAX_LISTS, sizeof *out->lists);
-    sqlite3_stmt *st = aml_stmt(s, "SELECT entity_no, list_name, entity_id, schema, caption, properties "
+    aml_st *st = aml_stmt(s, "SELECT entity_no, list_name, entity_id, schema, caption, properties "
                                    "FROM screening_entities ORDER BY entity_no");
     if (!out->ix || !out->lists || !st) {
         aml_screening_free(out);
-        return aml_errf(err, "%s", st ? "out of memory" : s->errmsg);
+        return aml_errf(err, "%s", st ? "out of memory" : aml_errmsg(s));
     }
     int rc = 0, r;
-    while (!rc && (r = sqlite3_step(st)) == SQLITE_ROW) {
+    while (!rc && (r = aml_step(st)) == AML_ROW) {
         const char *props = aml_col_text(st, 5);
         mcp_json_doc *doc = NULL;
         if (mcp_json_parse(&doc, props, strlen(props), NULL, NULL) != MCP_OK)
@@ -356,7 +357,7 @@ int aml_screening_load(aml_store *s, aml_screening *out, aml_err *err)
             e.schema = aml_sc_schema_parse(aml_col_text(st, 3));
             e.caption = aml_col_text(st, 4);
             e.list = (uint16_t)no;
-            e.user = sqlite3_column_int64(st, 0);
+            e.user = aml_col_int(st, 0);
             if (aml_sc_index_add(out->ix, &e))
                 rc = aml_errf(err, "out of memory building the screening index");
         }
@@ -378,10 +379,10 @@ void aml_screening_free(aml_screening *sc)
 
 void aml_lists_write_properties(aml_store *s, int64_t entity_no, mcp_jw *w)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT properties FROM screening_entities WHERE entity_no = ?");
+    aml_st *st = aml_stmt(s, "SELECT properties FROM screening_entities WHERE entity_no = ?");
     if (st) {
         aml_bind_int(st, 1, entity_no);
-        if (sqlite3_step(st) == SQLITE_ROW) {
+        if (aml_step(st) == AML_ROW) {
             const char *p = aml_col_text(st, 0);
             mcp_jw_raw(w, p, strlen(p));
             return;
@@ -398,12 +399,12 @@ int aml_lists_dismiss(aml_store *s, const char *subject, const char *list, const
 {
     char at[32];
     aml_fmt_time(aml_now(), at);
-    sqlite3_stmt *st = aml_stmt(s, "INSERT INTO screening_dismissals(subject, list_name, entity_id, actor, reason, "
+    aml_st *st = aml_stmt(s, "INSERT INTO screening_dismissals(subject, list_name, entity_id, actor, reason, "
                                    "created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(subject, list_name, entity_id) "
                                    "DO UPDATE SET actor = excluded.actor, reason = excluded.reason, "
                                    "created_at = excluded.created_at");
     if (!st)
-        return aml_errf(err, "%s", s->errmsg);
+        return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, subject);
     aml_bind_text(st, 2, list);
     aml_bind_text(st, 3, entity_id);
@@ -415,12 +416,12 @@ int aml_lists_dismiss(aml_store *s, const char *subject, const char *list, const
 
 int aml_lists_dismissed(aml_store *s, const char *subject, const char *list, const char *entity_id)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT 1 FROM screening_dismissals WHERE subject = ? AND list_name = ? AND "
+    aml_st *st = aml_stmt(s, "SELECT 1 FROM screening_dismissals WHERE subject = ? AND list_name = ? AND "
                                    "entity_id = ?");
     if (!st)
         return 0;
     aml_bind_text(st, 1, subject);
     aml_bind_text(st, 2, list);
     aml_bind_text(st, 3, entity_id);
-    return sqlite3_step(st) == SQLITE_ROW;
+    return aml_step(st) == AML_ROW;
 }

@@ -43,26 +43,26 @@ static void entry_hash(const char *prev, int64_t seq, const char *at, const char
 
 int aml_audit_append(aml_store *s, const aml_audit_entry *e, aml_err *err)
 {
-    int own = sqlite3_get_autocommit(s->db);
+    int own = !aml_in_tx(s);
     if (own && aml_begin(s, err))
         return -1;
     char prev[65] = GENESIS;
     int64_t seq = 1;
-    sqlite3_stmt *st = aml_stmt(s, "SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1");
+    aml_st *st = aml_stmt(s, "SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1");
     if (!st)
         goto fail;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        seq = sqlite3_column_int64(st, 0) + 1;
+    if (aml_step(st) == AML_ROW) {
+        seq = aml_col_int(st, 0) + 1;
         snprintf(prev, sizeof prev, "%s", aml_col_text(st, 1));
     }
-    sqlite3_reset(st);
+    aml_reset(st);
     /* AUTOINCREMENT never reuses a number: take the next one from sqlite_sequence. */
     st = aml_stmt(s, "SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'");
     if (!st)
         goto fail;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) + 1 > seq)
-        seq = sqlite3_column_int64(st, 0) + 1;
-    sqlite3_reset(st);
+    if (aml_step(st) == AML_ROW && aml_col_int(st, 0) + 1 > seq)
+        seq = aml_col_int(st, 0) + 1;
+    aml_reset(st);
     char at[21], hash[65];
     aml_fmt_time(aml_now(), at);
     entry_hash(prev, seq, at, e->actor, e->action, e->case_id, e->request_sha256, e->response_sha256,
@@ -88,7 +88,7 @@ int aml_audit_append(aml_store *s, const aml_audit_entry *e, aml_err *err)
         goto fail_msg;
     return 0;
 fail:
-    aml_errf(err, "audit log: %s", s->errmsg);
+    aml_errf(err, "audit log: %s", aml_errmsg(s));
 fail_msg:
     if (own)
         aml_rollback(s);
@@ -97,19 +97,19 @@ fail_msg:
 
 int aml_audit_verify(aml_store *s, FILE *out, int64_t *bad_seq, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT seq, at, actor, action, case_id, request_sha256, response_sha256, "
+    aml_st *st = aml_stmt(s, "SELECT seq, at, actor, action, case_id, request_sha256, response_sha256, "
                                    "outcome, detail, prev_hash, entry_hash FROM audit_log ORDER BY seq");
     if (!st)
-        return aml_errf(err, "audit log: %s", s->errmsg);
+        return aml_errf(err, "audit log: %s", aml_errmsg(s));
     char prev[65] = GENESIS;
     int64_t expect = 1, n = 0, bad = 0;
     const char *why = NULL;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t seq = sqlite3_column_int64(st, 0);
+    while ((rc = aml_step(st)) == AML_ROW) {
+        int64_t seq = aml_col_int(st, 0);
         const char *cols[11];
         for (int i = 1; i < 11; i++)
-            cols[i] = sqlite3_column_type(st, i) == SQLITE_NULL ? NULL : aml_col_text(st, i);
+            cols[i] = aml_col_null(st, i) ? NULL : aml_col_text(st, i);
         char h[65];
         entry_hash(prev, seq, cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], h);
         if (seq != expect) {
@@ -128,18 +128,18 @@ int aml_audit_verify(aml_store *s, FILE *out, int64_t *bad_seq, aml_err *err)
         expect = seq + 1;
         n++;
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return aml_errf(err, "audit log: %s", sqlite3_errmsg(s->db));
+    aml_reset(st);
+    if (rc != AML_ROW && rc != AML_DONE)
+        return aml_errf(err, "audit log: %s", aml_errmsg(s));
     if (!bad) {
         /* Rows cut from the end leave sqlite_sequence ahead of the last row. */
-        sqlite3_stmt *q = aml_stmt(s, "SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'");
-        if (q && sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) >= expect) {
+        aml_st *q = aml_stmt(s, "SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'");
+        if (q && aml_step(q) == AML_ROW && aml_col_int(q, 0) >= expect) {
             bad = expect;
             why = "rows are missing at the end of the log";
         }
         if (q)
-            sqlite3_reset(q);
+            aml_reset(q);
     }
     if (bad) {
         if (out)

@@ -210,7 +210,7 @@ static const seed_list seed_lists[] = {
 static int seed_1(aml_store *s, aml_err *err)
 {
     for (const aml_currency *c = aml_currencies(); c->code; c++) {
-        sqlite3_stmt *st = aml_stmt(s, "INSERT INTO fx_rates(currency, rate_date, usd_num, usd_den, source) "
+        aml_st *st = aml_stmt(s, "INSERT INTO fx_rates(currency, rate_date, usd_num, usd_den, source) "
                                        "VALUES (?, '2000-01-01', ?, ?, 'demo rate (illustrative, not market data)')");
         if (!st)
             return aml_errf(err, "%s", s->errmsg);
@@ -221,7 +221,7 @@ static int seed_1(aml_store *s, aml_err *err)
             return -1;
     }
     for (size_t i = 0; i < sizeof seed_lists / sizeof seed_lists[0]; i++) {
-        sqlite3_stmt *st = aml_stmt(s, "INSERT INTO jurisdiction_lists(list_name, country, effective_from, "
+        aml_st *st = aml_stmt(s, "INSERT INTO jurisdiction_lists(list_name, country, effective_from, "
                                        "source_url) VALUES (?, ?, ?, ?)");
         if (!st)
             return aml_errf(err, "%s", s->errmsg);

@@ -20,27 +20,75 @@ void aml_store_unlock(aml_store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-sqlite3_stmt *aml_stmt(aml_store *s, const char *sql)
+aml_backend aml_store_backend(const aml_store *s)
+{
+    return s->backend;
+}
+
+int aml_store_is_memory(const aml_store *s)
+{
+    return s->memory;
+}
+
+const char *aml_errmsg(const aml_store *s)
+{
+    return s->errmsg;
+}
+
+int aml_err_unique(const aml_store *s)
+{
+    return s->err_unique;
+}
+
+/* Records the connection's last SQLite error as the store's. */
+static void lite_error(aml_store *s, int rc)
+{
+    snprintf(s->errmsg, sizeof s->errmsg, "%s", sqlite3_errmsg(s->db));
+    s->err_unique = rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE;
+}
+
+static int prepare(aml_store *s, aml_st *st)
+{
+    if (s->pg)
+        return aml_pg_prepare(s, st);
+    int rc = sqlite3_prepare_v3(s->db, st->sql, -1, SQLITE_PREPARE_PERSISTENT, &st->lite, NULL);
+    if (rc != SQLITE_OK) {
+        lite_error(s, rc);
+        sqlite3_finalize(st->lite);
+        st->lite = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void clear(aml_st *st)
+{
+    if (st->lite) {
+        sqlite3_reset(st->lite);
+        sqlite3_clear_bindings(st->lite);
+    } else {
+        aml_pg_clear(st);
+    }
+}
+
+aml_st *aml_stmt(aml_store *s, const char *sql)
 {
     size_t h = ((uintptr_t)sql >> 3) % AML_STMT_CACHE;
     for (size_t k = 0; k < AML_STMT_CACHE; k++) {
-        aml_stmt_slot *slot = &s->stmts[(h + k) % AML_STMT_CACHE];
+        aml_st *slot = &s->stmts[(h + k) % AML_STMT_CACHE];
         if (slot->sql == sql) {
-            sqlite3_reset(slot->stmt);
-            sqlite3_clear_bindings(slot->stmt);
-            return slot->stmt;
+            clear(slot);
+            return slot;
         }
         if (!slot->sql) {
-            sqlite3_stmt *st = NULL;
-            if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
-                snprintf(s->errmsg, sizeof s->errmsg, "%s", sqlite3_errmsg(s->db));
-                sqlite3_finalize(st);
+            slot->s = s;
+            slot->sql = sql;
+            if (prepare(s, slot)) {
+                slot->sql = NULL;
                 return NULL;
             }
-            slot->sql = sql;
-            slot->stmt = st;
             s->nstmts++;
-            return st;
+            return slot;
         }
     }
     /* Cache full (a bug: there are fewer static statements than slots). */
@@ -48,22 +96,87 @@ sqlite3_stmt *aml_stmt(aml_store *s, const char *sql)
     return NULL;
 }
 
+aml_st *aml_prepare(aml_store *s, const char *sql)
+{
+    aml_st *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(s->errmsg, sizeof s->errmsg, "out of memory");
+        return NULL;
+    }
+    st->s = s;
+    st->sql = sql;
+    if (prepare(s, st)) {
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void aml_finalize(aml_st *st)
+{
+    if (!st)
+        return;
+    if (st->lite)
+        sqlite3_finalize(st->lite);
+    if (st->pg)
+        aml_pg_finalize(st);
+    free(st);
+}
+
+int aml_step(aml_st *st)
+{
+    if (!st->lite)
+        return aml_pg_step(st);
+    int rc = sqlite3_step(st->lite);
+    if (rc == SQLITE_ROW)
+        return AML_ROW;
+    if (rc == SQLITE_DONE)
+        return AML_DONE;
+    lite_error(st->s, rc);
+    return -1;
+}
+
+void aml_reset(aml_st *st)
+{
+    if (st->lite)
+        sqlite3_reset(st->lite);
+    else
+        aml_pg_reset(st);
+}
+
 void aml_store_finalize_all(aml_store *s)
 {
     for (size_t i = 0; i < AML_STMT_CACHE; i++) {
-        if (s->stmts[i].stmt)
-            sqlite3_finalize(s->stmts[i].stmt);
-        s->stmts[i].stmt = NULL;
-        s->stmts[i].sql = NULL;
+        aml_st *st = &s->stmts[i];
+        if (st->lite)
+            sqlite3_finalize(st->lite);
+        if (st->pg)
+            aml_pg_finalize(st);
+        memset(st, 0, sizeof *st);
     }
     s->nstmts = 0;
 }
 
+int64_t aml_changes(aml_store *s)
+{
+    return s->pg ? aml_pg_changes(s) : sqlite3_changes64(s->db);
+}
+
+int aml_in_tx(aml_store *s)
+{
+    return s->pg ? aml_pg_in_tx(s) : !sqlite3_get_autocommit(s->db);
+}
+
 int aml_exec(aml_store *s, const char *sql, aml_err *err)
 {
+    if (s->pg)
+        return aml_pg_exec(s, sql, err);
     char *msg = NULL;
-    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
         snprintf(s->errmsg, sizeof s->errmsg, "%s", msg ? msg : sqlite3_errmsg(s->db));
+        s->err_unique = sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY ||
+                        sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE;
         sqlite3_free(msg);
         return aml_errf(err, "%s", s->errmsg);
     }
@@ -72,7 +185,7 @@ int aml_exec(aml_store *s, const char *sql, aml_err *err)
 
 int aml_begin(aml_store *s, aml_err *err)
 {
-    return aml_exec(s, "BEGIN IMMEDIATE", err);
+    return aml_exec(s, s->pg ? "BEGIN" : "BEGIN IMMEDIATE", err);
 }
 
 int aml_commit(aml_store *s, aml_err *err)
@@ -82,90 +195,154 @@ int aml_commit(aml_store *s, aml_err *err)
 
 void aml_rollback(aml_store *s)
 {
-    if (!sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (aml_in_tx(s))
+        aml_exec(s, "ROLLBACK", NULL);
 }
 
-void aml_bind_text(sqlite3_stmt *st, int i, const char *v)
+/* ---- binding and columns ----------------------------------------------------- */
+
+void aml_bind_textn(aml_st *st, int i, const char *v, size_t n)
 {
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    if (!st->lite)
+        aml_pg_bind(st, i, v, n);
+    else if (v)
+        sqlite3_bind_text(st->lite, i, v, (int)n, SQLITE_TRANSIENT);
     else
-        sqlite3_bind_null(st, i);
+        sqlite3_bind_null(st->lite, i);
 }
 
-void aml_bind_textn(sqlite3_stmt *st, int i, const char *v, size_t n)
+void aml_bind_text(aml_st *st, int i, const char *v)
 {
-    if (v)
-        sqlite3_bind_text(st, i, v, (int)n, SQLITE_TRANSIENT);
+    aml_bind_textn(st, i, v, v ? strlen(v) : 0);
+}
+
+void aml_bind_static(aml_st *st, int i, const char *v)
+{
+    if (!st->lite)
+        aml_pg_bind(st, i, v, v ? strlen(v) : 0);
+    else if (v)
+        sqlite3_bind_text(st->lite, i, v, -1, SQLITE_STATIC);
     else
-        sqlite3_bind_null(st, i);
+        sqlite3_bind_null(st->lite, i);
 }
 
-void aml_bind_int(sqlite3_stmt *st, int i, int64_t v)
+void aml_bind_int(aml_st *st, int i, int64_t v)
 {
-    sqlite3_bind_int64(st, i, v);
+    if (st->lite) {
+        sqlite3_bind_int64(st->lite, i, v);
+        return;
+    }
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
+    aml_pg_bind(st, i, buf, (size_t)n);
 }
 
-void aml_bind_int_opt(sqlite3_stmt *st, int i, int64_t v, int present)
+void aml_bind_double(aml_st *st, int i, double v)
+{
+    if (st->lite) {
+        sqlite3_bind_double(st->lite, i, v);
+        return;
+    }
+    char buf[40];
+    int n = snprintf(buf, sizeof buf, "%.17g", v);
+    aml_pg_bind(st, i, buf, (size_t)n);
+}
+
+void aml_bind_int_opt(aml_st *st, int i, int64_t v, int present)
 {
     if (present)
-        sqlite3_bind_int64(st, i, v);
+        aml_bind_int(st, i, v);
     else
-        sqlite3_bind_null(st, i);
+        aml_bind_textn(st, i, NULL, 0);
 }
 
-const char *aml_col_text(sqlite3_stmt *st, int i)
+int aml_col_count(aml_st *st)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? (const char *)t : "";
+    return st->lite ? sqlite3_column_count(st->lite) : aml_pg_ncols(st);
 }
 
-void aml_jw_col_text(mcp_jw *w, sqlite3_stmt *st, int i)
+int aml_col_null(aml_st *st, int i)
 {
-    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+    return st->lite ? sqlite3_column_type(st->lite, i) == SQLITE_NULL : aml_pg_col(st, i) == NULL;
+}
+
+int64_t aml_col_int(aml_st *st, int i)
+{
+    if (st->lite)
+        return sqlite3_column_int64(st->lite, i);
+    const char *t = aml_pg_col(st, i);
+    return t ? strtoll(t, NULL, 10) : 0;
+}
+
+double aml_col_double(aml_st *st, int i)
+{
+    if (st->lite)
+        return sqlite3_column_double(st->lite, i);
+    const char *t = aml_pg_col(st, i);
+    return t ? strtod(t, NULL) /* the C locale: the program never calls setlocale */ : 0.0;
+}
+
+const char *aml_col_text(aml_st *st, int i)
+{
+    const char *t = st->lite ? (const char *)sqlite3_column_text(st->lite, i) : aml_pg_col(st, i);
+    return t ? t : "";
+}
+
+void aml_jw_col_text(mcp_jw *w, aml_st *st, int i)
+{
+    if (aml_col_null(st, i))
         mcp_jw_null(w);
     else
         mcp_jw_string(w, aml_col_text(st, i));
 }
 
-void aml_jw_col_int(mcp_jw *w, sqlite3_stmt *st, int i)
+void aml_jw_col_int(mcp_jw *w, aml_st *st, int i)
 {
-    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+    if (aml_col_null(st, i))
         mcp_jw_null(w);
     else
-        mcp_jw_int(w, sqlite3_column_int64(st, i));
+        mcp_jw_int(w, aml_col_int(st, i));
 }
 
-int aml_step_done(aml_store *s, sqlite3_stmt *st, aml_err *err)
+int aml_step_done(aml_store *s, aml_st *st, aml_err *err)
 {
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        snprintf(s->errmsg, sizeof s->errmsg, "%s", sqlite3_errmsg(s->db));
-        sqlite3_reset(st);
+    int rc = aml_step(st);
+    aml_reset(st);
+    if (rc != AML_DONE && rc != AML_ROW)
         return aml_errf(err, "%s", s->errmsg);
+    return 0;
+}
+
+int aml_step_id(aml_store *s, aml_st *st, int64_t *id, aml_err *err)
+{
+    int rc = aml_step(st);
+    if (rc == AML_ROW) {
+        *id = aml_col_int(st, 0);
+        rc = aml_step(st);
     }
-    sqlite3_reset(st);
+    aml_reset(st);
+    if (rc != AML_DONE)
+        return aml_errf(err, "%s", rc == AML_ROW ? "INSERT ... RETURNING gave more than one row" : s->errmsg);
     return 0;
 }
 
 int aml_meta_get(aml_store *s, const char *key, char *out, size_t n)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT value FROM meta WHERE key = ?");
+    aml_st *st = aml_stmt(s, "SELECT value FROM meta WHERE key = ?");
     out[0] = '\0';
     if (!st)
         return -1;
     aml_bind_text(st, 1, key);
-    int found = sqlite3_step(st) == SQLITE_ROW;
+    int found = aml_step(st) == AML_ROW;
     if (found)
         snprintf(out, n, "%s", aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
     return found ? 0 : -1;
 }
 
 int aml_meta_set(aml_store *s, const char *key, const char *value, aml_err *err)
 {
-    sqlite3_stmt *st = aml_stmt(s, "INSERT INTO meta(key, value) VALUES (?, ?) "
+    aml_st *st = aml_stmt(s, "INSERT INTO meta(key, value) VALUES (?, ?) "
                                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     if (!st)
         return aml_errf(err, "%s", s->errmsg);
@@ -259,6 +436,23 @@ static int upgrade(aml_store *s, const char *name, unsigned flags, int64_t app, 
     return aml_store_migrate(s, ver, err);
 }
 
+/* A libpq connection URI rather than a file name. */
+static int is_pg_uri(const char *path)
+{
+    return path && (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0);
+}
+
+static int open_pg(aml_store **out, aml_store *s, const char *uri, unsigned flags, aml_err *err)
+{
+    s->backend = AML_BACKEND_PG;
+    if (aml_pg_open(s, uri, flags, err)) {
+        aml_store_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
 int aml_store_open(aml_store **out, const char *path, unsigned flags, aml_err *err)
 {
     pthread_once(&sqlite_once, sqlite_setup);
@@ -267,6 +461,9 @@ int aml_store_open(aml_store **out, const char *path, unsigned flags, aml_err *e
     if (!s)
         return aml_errf(err, "out of memory");
     pthread_mutex_init(&s->mu, NULL);
+    if (is_pg_uri(path))
+        return open_pg(out, s, path, flags, err);
+    s->backend = AML_BACKEND_SQLITE;
     s->memory = memory;
     const char *name = memory ? ":memory:" : path;
     int64_t app = 0, ver = 0;
@@ -296,6 +493,8 @@ void aml_store_close(aml_store *s)
     if (!s)
         return;
     aml_store_finalize_all(s);
+    if (s->pg)
+        aml_pg_close(s);
     if (s->db)
         sqlite3_close(s->db);
     pthread_mutex_destroy(&s->mu);
@@ -306,23 +505,23 @@ void aml_store_close(aml_store *s)
 
 int64_t aml_account_no(aml_store *s, const char *account_id)
 {
-    sqlite3_stmt *st = aml_stmt(s, "SELECT acct_no FROM accounts WHERE account_id = ?");
+    aml_st *st = aml_stmt(s, "SELECT acct_no FROM accounts WHERE account_id = ?");
     if (!st)
         return 0;
     aml_bind_text(st, 1, account_id);
-    int64_t no = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_reset(st);
+    int64_t no = aml_step(st) == AML_ROW ? aml_col_int(st, 0) : 0;
+    aml_reset(st);
     return no;
 }
 
 void aml_account_id(aml_store *s, int64_t acct_no, char *out, size_t n)
 {
     out[0] = '\0';
-    sqlite3_stmt *st = aml_stmt(s, "SELECT account_id FROM accounts WHERE acct_no = ?");
+    aml_st *st = aml_stmt(s, "SELECT account_id FROM accounts WHERE acct_no = ?");
     if (!st)
         return;
     aml_bind_int(st, 1, acct_no);
-    if (sqlite3_step(st) == SQLITE_ROW)
+    if (aml_step(st) == AML_ROW)
         snprintf(out, n, "%s", aml_col_text(st, 0));
-    sqlite3_reset(st);
+    aml_reset(st);
 }

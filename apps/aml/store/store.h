@@ -1,21 +1,28 @@
 /*
  * The case store: the interface the layers above use (engine, tools,
- * commands). One SQLite database holding customers, accounts,
- * transactions (directed edges in integer minor units), cases,
- * assessments, SAR drafts, FX rates, dated jurisdiction lists and the
- * hash-chained audit log.
+ * commands). One database holding customers, accounts, transactions
+ * (directed edges in integer minor units), cases, assessments, SAR drafts,
+ * FX rates, dated jurisdiction lists and the hash-chained audit log.
  *
- * Every statement is a static SQL text with `?` parameters bound through
- * sqlite3_bind_*; no SQL is ever built from input. Statements are prepared
- * once per connection and cached by the address of their text.
+ * Two backends behind one statement API: SQLite (a file path, the embedded
+ * default) and PostgreSQL (a postgresql:// connection URI, store/pg.c).
+ * Callers never see the backend's handles: they prepare static SQL texts
+ * with `?` parameters (aml_stmt), bind (aml_bind_*), step (aml_step) and
+ * read columns (aml_col_*). No SQL is ever built from input. Statements are
+ * prepared once per connection and cached by the address of their text.
+ * SQL texts are written in the dialect SQLite 3.40 and PostgreSQL 15 share
+ * (ON CONFLICT ... DO NOTHING / DO UPDATE, RETURNING, CASE instead of the
+ * scalar min/max, CAST(? AS TEXT) where a parameter's type is not implied);
+ * where one text cannot serve both, the caller picks between two static
+ * texts with aml_store_backend().
  *
- * The schema is versioned with PRAGMA user_version and upgraded by the
- * migrations in schema.c, each in its own transaction. PRAGMA application_id
- * marks the file as ours, so a stranger's database is refused with a clear
- * message instead of being modified.
+ * The schema is versioned and upgraded by migrations, each in its own
+ * transaction (schema.c for SQLite; PRAGMA application_id marks a file as
+ * ours, so a stranger's database is refused with a clear message instead of
+ * being modified).
  *
- * Thread-safety: one aml_store is one SQLite connection. Callers that share
- * it between threads hold aml_store_lock() around each use (the MCP tool
+ * Thread-safety: one aml_store is one connection. Callers that share it
+ * between threads hold aml_store_lock() around each use (the MCP tool
  * handlers do; the command-line tools are single-threaded).
  */
 #ifndef AML_STORE_H
@@ -23,8 +30,7 @@
 
 #include "util/util.h"
 
-#include <pthread.h>
-#include <sqlite3.h>
+#include <stdio.h>
 
 #define AML_SCHEMA_VERSION 6
 #define AML_APPLICATION_ID 0x414d4c31 /* "AML1" */
@@ -32,65 +38,100 @@
 /* Open flags. */
 #define AML_OPEN_CREATE 0x1u   /* create the file when missing */
 #define AML_OPEN_READONLY 0x2u /* never write (audit verify, eval) */
-#define AML_OPEN_CHECK 0x4u    /* run PRAGMA quick_check first: a damaged file is refused at start */
+#define AML_OPEN_CHECK 0x4u    /* SQLite: run PRAGMA quick_check first: a damaged file is refused at start */
 
-typedef struct aml_stmt_slot {
-    const char *sql;    /* the static SQL text (cache key: its address) */
-    sqlite3_stmt *stmt; /* prepared once */
-} aml_stmt_slot;
+typedef enum aml_backend {
+    AML_BACKEND_SQLITE = 1,
+    AML_BACKEND_PG = 2,
+} aml_backend;
 
-#define AML_STMT_CACHE 128
+/* One connection to a case store; opaque (store_internal.h). */
+typedef struct aml_store aml_store;
+/* A prepared statement of one connection; opaque, owned by the connection's cache. */
+typedef struct aml_st aml_st;
 
-typedef struct aml_store {
-    sqlite3 *db;                          /* the connection */
-    pthread_mutex_t mu;                   /* serialises users of the connection */
-    aml_stmt_slot stmts[AML_STMT_CACHE];  /* prepared-statement cache */
-    size_t nstmts;                        /* slots in use */
-    int memory;                           /* in-memory database */
-    char errmsg[256];                     /* last SQLite error text */
-} aml_store;
+/* aml_step() results (errors are -1). */
+#define AML_ROW 100
+#define AML_DONE 101
 
 /**
  * Opens (or creates) a case store and brings its schema up to date.
- * @param path a file, or NULL / ":memory:" for a private in-memory store.
- * @return 0, or -1 with a message that names the file and the cause
+ * @param path a file, NULL / ":memory:" for a private in-memory SQLite
+ *        store, or a postgresql:// (postgres://) libpq connection URI.
+ * @return 0, or -1 with a message that names the store and the cause
  *         ("is not a database", "was written by a newer version", ...).
  */
 int aml_store_open(aml_store **out, const char *path, unsigned flags, aml_err *err);
 /** Closes the store; NULL is a no-op. */
 void aml_store_close(aml_store *s);
+/** Which backend the store runs on. */
+aml_backend aml_store_backend(const aml_store *s);
+/** 1 for a private in-memory SQLite store. */
+int aml_store_is_memory(const aml_store *s);
 
 void aml_store_lock(aml_store *s);
 void aml_store_unlock(aml_store *s);
 
 /**
  * The cached prepared statement for a static SQL text, reset and with its
- * bindings cleared. NULL on a prepare error (message in s->errmsg).
+ * bindings cleared. NULL on a prepare error (message in aml_errmsg()).
  */
-sqlite3_stmt *aml_stmt(aml_store *s, const char *sql);
+aml_st *aml_stmt(aml_store *s, const char *sql);
+/**
+ * A one-off statement, not cached: for SQL whose text is not one static
+ * string (tests, reports). Free it with aml_finalize(). NULL on error.
+ */
+aml_st *aml_prepare(aml_store *s, const char *sql);
+/** Frees a statement from aml_prepare(); NULL is a no-op. */
+void aml_finalize(aml_st *st);
+/** One step: AML_ROW (a row is readable), AML_DONE, or -1 (aml_errmsg()). */
+int aml_step(aml_st *st);
+/** Ends the statement's current run (rows not read are dropped); keeps the bindings. */
+void aml_reset(aml_st *st);
+
+/** The last error's text on this connection. */
+const char *aml_errmsg(const aml_store *s);
+/** 1 when the last error was a UNIQUE or PRIMARY KEY violation. */
+int aml_err_unique(const aml_store *s);
+/** Rows changed by the last INSERT, UPDATE or DELETE. */
+int64_t aml_changes(aml_store *s);
+/** 1 inside an explicit transaction. */
+int aml_in_tx(aml_store *s);
 
 /** Runs static SQL (no parameters, several statements allowed). */
 int aml_exec(aml_store *s, const char *sql, aml_err *err);
-int aml_begin(aml_store *s, aml_err *err);     /* BEGIN IMMEDIATE */
+int aml_begin(aml_store *s, aml_err *err); /* a write transaction (SQLite: BEGIN IMMEDIATE) */
 int aml_commit(aml_store *s, aml_err *err);
 void aml_rollback(aml_store *s);
 
-/* Binding helpers: NULL / negative-length strings bind NULL. */
-void aml_bind_text(sqlite3_stmt *st, int i, const char *s);
-void aml_bind_textn(sqlite3_stmt *st, int i, const char *s, size_t n);
-void aml_bind_int(sqlite3_stmt *st, int i, int64_t v);
+/* Binding (1-based): NULL / negative-length strings bind NULL. */
+void aml_bind_text(aml_st *st, int i, const char *s);
+void aml_bind_textn(aml_st *st, int i, const char *s, size_t n);
+void aml_bind_int(aml_st *st, int i, int64_t v);
+void aml_bind_double(aml_st *st, int i, double v);
+/** Binds a string that stays unchanged until the statement has run (no copy on SQLite). */
+void aml_bind_static(aml_st *st, int i, const char *s);
 /** Binds v, or NULL when `present` is 0. */
-void aml_bind_int_opt(sqlite3_stmt *st, int i, int64_t v, int present);
+void aml_bind_int_opt(aml_st *st, int i, int64_t v, int present);
 
-/** A column as text ("" for NULL, never NULL). */
-const char *aml_col_text(sqlite3_stmt *st, int i);
+/* Columns (0-based) of the current row. */
+int64_t aml_col_int(aml_st *st, int i);
+double aml_col_double(aml_st *st, int i);
+/** A column as text ("" for NULL, never NULL); valid until the next step or reset. */
+const char *aml_col_text(aml_st *st, int i);
+/** The number of columns in the statement's result. */
+int aml_col_count(aml_st *st);
+/** 1 when the column is NULL. */
+int aml_col_null(aml_st *st, int i);
 /** Writes a column as a JSON string, or null when it is NULL. */
-void aml_jw_col_text(mcp_jw *w, sqlite3_stmt *st, int i);
+void aml_jw_col_text(mcp_jw *w, aml_st *st, int i);
 /** Writes a column as a JSON integer, or null when it is NULL. */
-void aml_jw_col_int(mcp_jw *w, sqlite3_stmt *st, int i);
+void aml_jw_col_int(mcp_jw *w, aml_st *st, int i);
 
-/** Steps a statement that returns no rows; 0 or -1 with the SQLite message. */
-int aml_step_done(aml_store *s, sqlite3_stmt *st, aml_err *err);
+/** Steps a statement that returns no rows; 0 or -1 with the store's message. */
+int aml_step_done(aml_store *s, aml_st *st, aml_err *err);
+/** Runs an INSERT ... RETURNING <integer key> and stores the key in *id; 0 or -1. */
+int aml_step_id(aml_store *s, aml_st *st, int64_t *id, aml_err *err);
 
 /** meta table access (small key/value settings). */
 int aml_meta_get(aml_store *s, const char *key, char *out, size_t n);

@@ -33,7 +33,7 @@ int aml_fincen_refuse_missing(aml_store *s, mcp_call *call, char *detail, size_t
         return 0;
     }
     if (n < 0)
-        mcp_call_error(call, "The filer settings could not be read: %s", s->errmsg);
+        mcp_call_error(call, "The filer settings could not be read: %s", aml_errmsg(s));
     else
         mcp_call_error(call,
                        "Cannot draft FinCEN SAR XML: %d filer detail%s missing: %s. The operator sets them with "

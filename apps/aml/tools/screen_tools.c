@@ -303,13 +303,13 @@ static size_t case_parties(aml_store *s, const aml_case *cs, party *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < cs->naccts && n < SC_MAX_PARTIES; i++) {
-        sqlite3_stmt *st = aml_stmt(s, "SELECT c.customer_id, c.full_name, c.date_of_birth, c.country, "
+        aml_st *st = aml_stmt(s, "SELECT c.customer_id, c.full_name, c.date_of_birth, c.country, "
                                        "c.customer_type FROM account_parties p JOIN customers c ON "
                                        "c.customer_id = p.customer_id WHERE p.acct_no = ? ORDER BY c.customer_id");
         if (!st)
             break;
         aml_bind_int(st, 1, cs->accts[i]);
-        while (n < SC_MAX_PARTIES && sqlite3_step(st) == SQLITE_ROW) {
+        while (n < SC_MAX_PARTIES && aml_step(st) == AML_ROW) {
             party *p = &out[n];
             snprintf(p->key, sizeof p->key, "customer:%s", aml_col_text(st, 0));
             snprintf(p->name, sizeof p->name, "%s", aml_col_text(st, 1));
@@ -322,7 +322,7 @@ static size_t case_parties(aml_store *s, const aml_case *cs, party *out)
                 dup |= !strcmp(out[k].key, p->key);
             n += !dup && p->name[0];
         }
-        sqlite3_reset(st);
+        aml_reset(st);
         st = aml_stmt(s, "SELECT DISTINCT a.account_id, a.holder_name, a.country FROM transactions t JOIN accounts a "
                          "ON a.acct_no = CASE WHEN t.from_acct = ?1 THEN t.to_acct ELSE t.from_acct END WHERE "
                          "(t.from_acct = ?1 OR t.to_acct = ?1) AND t.booked_at BETWEEN ?2 AND ?3 AND a.is_internal = 0 "
@@ -332,7 +332,7 @@ static size_t case_parties(aml_store *s, const aml_case *cs, party *out)
         aml_bind_int(st, 1, cs->accts[i]);
         aml_bind_int(st, 2, cs->from);
         aml_bind_int(st, 3, cs->to);
-        while (n < SC_MAX_PARTIES && sqlite3_step(st) == SQLITE_ROW) {
+        while (n < SC_MAX_PARTIES && aml_step(st) == AML_ROW) {
             party *p = &out[n];
             snprintf(p->key, sizeof p->key, "account:%s", aml_col_text(st, 0));
             snprintf(p->name, sizeof p->name, "%s", aml_col_text(st, 1));
@@ -345,7 +345,7 @@ static size_t case_parties(aml_store *s, const aml_case *cs, party *out)
                 dup |= !strcmp(out[k].key, p->key);
             n += !dup;
         }
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     return n;
 }
@@ -366,7 +366,7 @@ static void record_finding(sctx *c, const party *p, const aml_sc_hit *h)
     }
     char at[32];
     aml_fmt_time(aml_now(), at);
-    sqlite3_stmt *st = aml_stmt(s, "INSERT INTO screening_findings(case_id, subject, subject_name, list_name, "
+    aml_st *st = aml_stmt(s, "INSERT INTO screening_findings(case_id, subject, subject_name, list_name, "
                                    "entity_id, score, evidence, created_at, created_by) SELECT ?, ?, ?, list_name, "
                                    "entity_id, ?, ?, ?, ? FROM screening_entities WHERE entity_no = ? "
                                    "ON CONFLICT(case_id, subject, list_name, entity_id) DO UPDATE SET "
@@ -376,7 +376,7 @@ static void record_finding(sctx *c, const party *p, const aml_sc_hit *h)
         aml_bind_text(st, 1, c->case_id);
         aml_bind_text(st, 2, p->key);
         aml_bind_text(st, 3, p->name);
-        sqlite3_bind_double(st, 4, h->score);
+        aml_bind_double(st, 4, h->score);
         aml_bind_textn(st, 5, b.data, b.len);
         aml_bind_text(st, 6, at);
         aml_bind_text(st, 7, actor(c));
@@ -502,12 +502,12 @@ static mcp_status dismiss_hit(mcp_call *call, const mcp_json *args, void *ud)
     const char *reason = mcp_json_str(mcp_json_get(args, "reason"), NULL);
     aml_sc_name nm;
     aml_sc_normalize(name, strlen(name), &nm);
-    sqlite3_stmt *q = aml_stmt(c.s->app->store, "SELECT 1 FROM screening_entities WHERE list_name = ? AND entity_id = ?");
+    aml_st *q = aml_stmt(c.s->app->store, "SELECT 1 FROM screening_entities WHERE list_name = ? AND entity_id = ?");
     if (!nm.ntok || !q)
         return sctx_end(&c, sfail(&c, "The name has no letters or digits after normalisation."));
     aml_bind_text(q, 1, list);
     aml_bind_text(q, 2, id);
-    if (sqlite3_step(q) != SQLITE_ROW) {
+    if (aml_step(q) != AML_ROW) {
         char msg[300];
         snprintf(msg, sizeof msg, "No entity '%.80s' in list '%.64s': give the id and list of a screening result.",
                  id, list);

@@ -694,13 +694,13 @@ static mcp_status complete_case(mcp_completion *cmp, const char *argument, const
     if (strcmp(argument, "caseId") != 0)
         return MCP_OK;
     aml_store_lock(app->store);
-    sqlite3_stmt *st = aml_stmt(app->store, "SELECT case_id FROM cases WHERE substr(case_id, 1, length(?1)) = ?1 "
+    aml_st *st = aml_stmt(app->store, "SELECT case_id FROM cases WHERE substr(case_id, 1, length(?1)) = ?1 "
                                             "ORDER BY case_id LIMIT 100");
     if (st) {
         aml_bind_text(st, 1, value ? value : "");
-        while (sqlite3_step(st) == SQLITE_ROW)
+        while (aml_step(st) == AML_ROW)
             mcp_completion_add(cmp, aml_col_text(st, 0));
-        sqlite3_reset(st);
+        aml_reset(st);
     }
     aml_store_unlock(app->store);
     return MCP_OK;
