@@ -411,6 +411,14 @@ static const migration migrations[AML_SCHEMA_VERSION] = {
     {migration_6, NULL},
 };
 
+int aml_store_seed(aml_store *s, int version, aml_err *err)
+{
+    if (version < 1 || version > AML_SCHEMA_VERSION)
+        return aml_errf(err, "no schema version %d", version);
+    const migration *m = &migrations[version - 1];
+    return m->seed ? m->seed(s, err) : 0;
+}
+
 int aml_store_migrate(aml_store *s, int64_t from, aml_err *err)
 {
     for (int64_t v = from; v < AML_SCHEMA_VERSION; v++) {

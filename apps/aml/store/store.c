@@ -47,10 +47,30 @@ static void lite_error(aml_store *s, int rc)
     s->err_unique = rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE;
 }
 
+/* Records the PostgreSQL connection's last error as the store's. */
+static void pg_error(aml_store *s)
+{
+    snprintf(s->errmsg, sizeof s->errmsg, "%s", aml_pg_errmsg(s->pg));
+    s->err_unique = strcmp(aml_pg_sqlstate(s->pg), "23505") == 0; /* unique_violation */
+}
+
+/* A PostgreSQL call's result: 0, or -1 with the error recorded and in *err. */
+static int pg_result(aml_store *s, int rc, aml_err *err)
+{
+    if (rc == 0)
+        return 0;
+    pg_error(s);
+    return aml_errf(err, "%s", s->errmsg);
+}
+
 static int prepare(aml_store *s, aml_st *st)
 {
-    if (s->pg)
-        return aml_pg_prepare(s, st);
+    if (s->pg) {
+        st->pg = aml_pg_get(s->pg, st->sql, st->stream);
+        if (!st->pg)
+            pg_error(s);
+        return st->pg ? 0 : -1;
+    }
     int rc = sqlite3_prepare_v3(s->db, st->sql, -1, SQLITE_PREPARE_PERSISTENT, &st->lite, NULL);
     if (rc != SQLITE_OK) {
         lite_error(s, rc);
@@ -67,22 +87,23 @@ static void clear(aml_st *st)
         sqlite3_reset(st->lite);
         sqlite3_clear_bindings(st->lite);
     } else {
-        aml_pg_clear(st);
+        aml_pg_reset(st->pg);
     }
 }
 
-aml_st *aml_stmt(aml_store *s, const char *sql)
+static aml_st *cached(aml_store *s, const char *sql, int stream)
 {
     size_t h = ((uintptr_t)sql >> 3) % AML_STMT_CACHE;
     for (size_t k = 0; k < AML_STMT_CACHE; k++) {
         aml_st *slot = &s->stmts[(h + k) % AML_STMT_CACHE];
-        if (slot->sql == sql) {
+        if (slot->sql == sql && slot->stream == stream) {
             clear(slot);
             return slot;
         }
         if (!slot->sql) {
             slot->s = s;
             slot->sql = sql;
+            slot->stream = stream;
             if (prepare(s, slot)) {
                 slot->sql = NULL;
                 return NULL;
@@ -94,6 +115,16 @@ aml_st *aml_stmt(aml_store *s, const char *sql)
     /* Cache full (a bug: there are fewer static statements than slots). */
     snprintf(s->errmsg, sizeof s->errmsg, "statement cache full");
     return NULL;
+}
+
+aml_st *aml_stmt(aml_store *s, const char *sql)
+{
+    return cached(s, sql, 0);
+}
+
+aml_st *aml_stmt_stream(aml_store *s, const char *sql)
+{
+    return cached(s, sql, s->pg != NULL);
 }
 
 aml_st *aml_prepare(aml_store *s, const char *sql)
@@ -118,15 +149,18 @@ void aml_finalize(aml_st *st)
         return;
     if (st->lite)
         sqlite3_finalize(st->lite);
-    if (st->pg)
-        aml_pg_finalize(st);
+    /* A PostgreSQL statement stays in the connection's own cache (pg_conn.c). */
     free(st);
 }
 
 int aml_step(aml_st *st)
 {
-    if (!st->lite)
-        return aml_pg_step(st);
+    if (!st->lite) {
+        int prc = aml_pg_step(st->pg);
+        if (prc < 0)
+            pg_error(st->s);
+        return prc;
+    }
     int rc = sqlite3_step(st->lite);
     if (rc == SQLITE_ROW)
         return AML_ROW;
@@ -141,7 +175,7 @@ void aml_reset(aml_st *st)
     if (st->lite)
         sqlite3_reset(st->lite);
     else
-        aml_pg_reset(st);
+        aml_pg_reset(st->pg);
 }
 
 void aml_store_finalize_all(aml_store *s)
@@ -150,27 +184,25 @@ void aml_store_finalize_all(aml_store *s)
         aml_st *st = &s->stmts[i];
         if (st->lite)
             sqlite3_finalize(st->lite);
-        if (st->pg)
-            aml_pg_finalize(st);
-        memset(st, 0, sizeof *st);
+        memset(st, 0, sizeof *st); /* PostgreSQL statements belong to pg_conn.c's cache */
     }
     s->nstmts = 0;
 }
 
 int64_t aml_changes(aml_store *s)
 {
-    return s->pg ? aml_pg_changes(s) : sqlite3_changes64(s->db);
+    return s->pg ? aml_pg_changes(s->pg) : sqlite3_changes64(s->db);
 }
 
 int aml_in_tx(aml_store *s)
 {
-    return s->pg ? aml_pg_in_tx(s) : !sqlite3_get_autocommit(s->db);
+    return s->pg ? aml_pg_in_tx(s->pg) : !sqlite3_get_autocommit(s->db);
 }
 
 int aml_exec(aml_store *s, const char *sql, aml_err *err)
 {
     if (s->pg)
-        return aml_pg_exec(s, sql, err);
+        return pg_result(s, aml_pg_exec(s->pg, sql), err);
     char *msg = NULL;
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
@@ -185,17 +217,19 @@ int aml_exec(aml_store *s, const char *sql, aml_err *err)
 
 int aml_begin(aml_store *s, aml_err *err)
 {
-    return aml_exec(s, s->pg ? "BEGIN" : "BEGIN IMMEDIATE", err);
+    return s->pg ? pg_result(s, aml_pg_begin(s->pg), err) : aml_exec(s, "BEGIN IMMEDIATE", err);
 }
 
 int aml_commit(aml_store *s, aml_err *err)
 {
-    return aml_exec(s, "COMMIT", err);
+    return s->pg ? pg_result(s, aml_pg_commit(s->pg), err) : aml_exec(s, "COMMIT", err);
 }
 
 void aml_rollback(aml_store *s)
 {
-    if (aml_in_tx(s))
+    if (s->pg)
+        aml_pg_rollback(s->pg);
+    else if (aml_in_tx(s))
         aml_exec(s, "ROLLBACK", NULL);
 }
 
@@ -204,7 +238,7 @@ void aml_rollback(aml_store *s)
 void aml_bind_textn(aml_st *st, int i, const char *v, size_t n)
 {
     if (!st->lite)
-        aml_pg_bind(st, i, v, n);
+        aml_pg_bind(st->pg, i, v, n, AML_PG_UNKNOWN);
     else if (v)
         sqlite3_bind_text(st->lite, i, v, (int)n, SQLITE_TRANSIENT);
     else
@@ -219,7 +253,7 @@ void aml_bind_text(aml_st *st, int i, const char *v)
 void aml_bind_static(aml_st *st, int i, const char *v)
 {
     if (!st->lite)
-        aml_pg_bind(st, i, v, v ? strlen(v) : 0);
+        aml_pg_bind(st->pg, i, v, v ? strlen(v) : 0, AML_PG_UNKNOWN);
     else if (v)
         sqlite3_bind_text(st->lite, i, v, -1, SQLITE_STATIC);
     else
@@ -232,9 +266,7 @@ void aml_bind_int(aml_st *st, int i, int64_t v)
         sqlite3_bind_int64(st->lite, i, v);
         return;
     }
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-    aml_pg_bind(st, i, buf, (size_t)n);
+    aml_pg_bind_int(st->pg, i, v);
 }
 
 void aml_bind_double(aml_st *st, int i, double v)
@@ -243,9 +275,7 @@ void aml_bind_double(aml_st *st, int i, double v)
         sqlite3_bind_double(st->lite, i, v);
         return;
     }
-    char buf[40];
-    int n = snprintf(buf, sizeof buf, "%.17g", v);
-    aml_pg_bind(st, i, buf, (size_t)n);
+    aml_pg_bind_double(st->pg, i, v);
 }
 
 void aml_bind_int_opt(aml_st *st, int i, int64_t v, int present)
@@ -258,33 +288,29 @@ void aml_bind_int_opt(aml_st *st, int i, int64_t v, int present)
 
 int aml_col_count(aml_st *st)
 {
-    return st->lite ? sqlite3_column_count(st->lite) : aml_pg_ncols(st);
+    return st->lite ? sqlite3_column_count(st->lite) : aml_pg_col_count(st->pg);
 }
 
 int aml_col_null(aml_st *st, int i)
 {
-    return st->lite ? sqlite3_column_type(st->lite, i) == SQLITE_NULL : aml_pg_col(st, i) == NULL;
+    return st->lite ? sqlite3_column_type(st->lite, i) == SQLITE_NULL : aml_pg_col_null(st->pg, i);
 }
 
 int64_t aml_col_int(aml_st *st, int i)
 {
-    if (st->lite)
-        return sqlite3_column_int64(st->lite, i);
-    const char *t = aml_pg_col(st, i);
-    return t ? strtoll(t, NULL, 10) : 0;
+    return st->lite ? sqlite3_column_int64(st->lite, i) : aml_pg_col_int(st->pg, i);
 }
 
 double aml_col_double(aml_st *st, int i)
 {
-    if (st->lite)
-        return sqlite3_column_double(st->lite, i);
-    const char *t = aml_pg_col(st, i);
-    return t ? strtod(t, NULL) /* the C locale: the program never calls setlocale */ : 0.0;
+    return st->lite ? sqlite3_column_double(st->lite, i) : aml_pg_col_double(st->pg, i);
 }
 
 const char *aml_col_text(aml_st *st, int i)
 {
-    const char *t = st->lite ? (const char *)sqlite3_column_text(st->lite, i) : aml_pg_col(st, i);
+    if (!st->lite)
+        return aml_pg_col_text(st->pg, i);
+    const char *t = (const char *)sqlite3_column_text(st->lite, i);
     return t ? t : "";
 }
 
@@ -442,10 +468,15 @@ static int is_pg_uri(const char *path)
     return path && (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0);
 }
 
+static int seed_pg(void *ud, int version, aml_err *err)
+{
+    return aml_store_seed(ud, version, err);
+}
+
 static int open_pg(aml_store **out, aml_store *s, const char *uri, unsigned flags, aml_err *err)
 {
     s->backend = AML_BACKEND_PG;
-    if (aml_pg_open(s, uri, flags, err)) {
+    if (aml_pg_connect(&s->pg, uri, err) || aml_pg_schema_open(s->pg, flags, seed_pg, s, err)) {
         aml_store_close(s);
         return -1;
     }
@@ -493,8 +524,7 @@ void aml_store_close(aml_store *s)
     if (!s)
         return;
     aml_store_finalize_all(s);
-    if (s->pg)
-        aml_pg_close(s);
+    aml_pg_free(s->pg);
     if (s->db)
         sqlite3_close(s->db);
     pthread_mutex_destroy(&s->mu);

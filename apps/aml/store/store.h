@@ -5,7 +5,7 @@
  * FX rates, dated jurisdiction lists and the hash-chained audit log.
  *
  * Two backends behind one statement API: SQLite (a file path, the embedded
- * default) and PostgreSQL (a postgresql:// connection URI, store/pg.c).
+ * default) and PostgreSQL (a postgresql:// connection URI, store/pg_conn.c).
  * Callers never see the backend's handles: they prepare static SQL texts
  * with `?` parameters (aml_stmt), bind (aml_bind_*), step (aml_step) and
  * read columns (aml_col_*). No SQL is ever built from input. Statements are
@@ -77,6 +77,13 @@ void aml_store_unlock(aml_store *s);
  * bindings cleared. NULL on a prepare error (message in aml_errmsg()).
  */
 aml_st *aml_stmt(aml_store *s, const char *sql);
+/**
+ * Like aml_stmt, for a statement whose rows may be many (a scan's history):
+ * on PostgreSQL its rows come through a cursor in batches instead of all at
+ * once, so it needs an open transaction; on SQLite the same as aml_stmt.
+ */
+aml_st *aml_stmt_stream(aml_store *s, const char *sql);
+
 /**
  * A one-off statement, not cached: for SQL whose text is not one static
  * string (tests, reports). Free it with aml_finalize(). NULL on error.

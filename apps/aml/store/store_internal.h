@@ -2,7 +2,7 @@
  * Inside the store: what its files share. The layers above use store.h.
  *
  * A connection (aml_store) is SQLite (`db` set) or PostgreSQL (`pg` set,
- * store/pg.c). Its statement cache holds aml_st values keyed by the address
+ * store/pg_conn.c). Its statement cache holds aml_st values keyed by the address
  * of their static SQL text; each aml_st carries the backend's statement.
  */
 #ifndef AML_STORE_INTERNAL_H
@@ -10,17 +10,17 @@
 
 #include "store/store.h"
 
+#include "store/pg_conn.h"
+
 #include <pthread.h>
 #include <sqlite3.h>
-
-struct aml_pg;    /* a PostgreSQL connection (pg.c) */
-struct aml_pg_st; /* a PostgreSQL prepared statement and its current result (pg.c) */
 
 struct aml_st {
     aml_store *s;          /* the connection it belongs to */
     const char *sql;       /* the static SQL text (cache key: its address) */
     sqlite3_stmt *lite;    /* SQLite: the prepared statement */
-    struct aml_pg_st *pg;  /* PostgreSQL: the prepared statement */
+    aml_pg_st *pg;         /* PostgreSQL: the prepared statement */
+    int stream;            /* rows are fetched in batches (aml_stmt_stream) */
 };
 
 #define AML_STMT_CACHE 128
@@ -28,7 +28,7 @@ struct aml_st {
 struct aml_store {
     aml_backend backend;
     sqlite3 *db;                   /* SQLite: the connection */
-    struct aml_pg *pg;             /* PostgreSQL: the connection */
+    aml_pg *pg;                    /* PostgreSQL: the connection (pg_conn.c) */
     pthread_mutex_t mu;            /* serialises users of the connection */
     aml_st stmts[AML_STMT_CACHE];  /* prepared-statement cache */
     size_t nstmts;                 /* slots in use */
@@ -43,23 +43,7 @@ int aml_store_migrate(aml_store *s, int64_t from, aml_err *err);
 /** Finalizes every cached statement (after a rollback that removed tables they use). */
 void aml_store_finalize_all(aml_store *s);
 
-/* ---- the PostgreSQL backend (pg.c); each is called only when s->pg is set --- */
-
-/** Connects to a postgresql:// URI, checks and migrates the schema. */
-int aml_pg_open(aml_store *s, const char *uri, unsigned flags, aml_err *err);
-void aml_pg_close(aml_store *s);
-/** Prepares `st->sql` on the connection into st->pg; -1 with s->errmsg. */
-int aml_pg_prepare(aml_store *s, aml_st *st);
-void aml_pg_finalize(aml_st *st);
-/** Drops the current result and the bindings. */
-void aml_pg_clear(aml_st *st);
-int aml_pg_step(aml_st *st);
-void aml_pg_reset(aml_st *st);
-void aml_pg_bind(aml_st *st, int i, const char *text, size_t n); /* text NULL: SQL NULL */
-const char *aml_pg_col(aml_st *st, int i);                      /* NULL for SQL NULL */
-int aml_pg_ncols(aml_st *st);
-int aml_pg_exec(aml_store *s, const char *sql, aml_err *err);
-int64_t aml_pg_changes(aml_store *s);
-int aml_pg_in_tx(aml_store *s);
+/** Seeds the data of schema version `version` (schema.c), inside its migration's transaction. */
+int aml_store_seed(aml_store *s, int version, aml_err *err);
 
 #endif /* AML_STORE_INTERNAL_H */
