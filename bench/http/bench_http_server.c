@@ -100,6 +100,7 @@ int main(int argc, char **argv)
     ho.host = "127.0.0.1";
     ho.port = 0; /* any free port; printed below */
     ho.threads = threads;
+    ho.max_requests_per_address = 1024; /* every load connection comes from 127.0.0.1 */
     tas *as = NULL;
     mcp_auth *auth = NULL;
     char *jwks = NULL;

@@ -7,6 +7,9 @@
 
 #include "mcp/json.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* Does an Accept value (comma-separated media ranges) allow `type`? NULL allows all. */
 int mcp__http_accepts(const char *value, const char *type);
 /* The host of a Host header, lowercased, without port; 0 when it does not fit. */
@@ -15,5 +18,18 @@ size_t mcp__http_host_part(const char *h, char *out, size_t cap);
 int mcp__http_header_value(const char *raw, char *out, size_t cap, size_t *out_len);
 /* Does a decoded header value equal a JSON value (strings, numbers, booleans)? */
 int mcp__http_header_matches(const char *h, size_t hl, const mcp_json *v);
+
+
+/* Counters per key for quotas on what a client holds at once (http_quota.c;
+ * thread-safe). */
+typedef struct mcp__quota mcp__quota;
+mcp_status mcp__quota_new(mcp__quota **out);
+void mcp__quota_free(mcp__quota *q); /* NULL is a no-op */
+/* One more for `key` unless it holds `limit` already: 1 taken, 0 refused (or out of memory). */
+int mcp__quota_take(mcp__quota *q, const char *key, unsigned limit);
+/* One less for `key` (a key it does not hold: nothing). */
+void mcp__quota_give(mcp__quota *q, const char *key);
+unsigned mcp__quota_count(mcp__quota *q, const char *key);
+size_t mcp__quota_entries(mcp__quota *q); /* keys held now */
 
 #endif /* MCP_HTTP_INTERNAL_H */

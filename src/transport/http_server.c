@@ -39,7 +39,8 @@
  * timeout until then, plus the ticker's sweep of late heads); legacy
  * sessions are counted per address and per principal (429), and at the
  * server-wide cap the biggest holder's least recently used idle session
- * makes room. Response bytes are budgeted, not counted: unsent SSE bytes
+ * makes room; so are requests in flight and open streams (429,
+ * http_quota.c). Response bytes are budgeted, not counted: unsent SSE bytes
  * per request (a client that stops reading loses its stream), replay
  * bytes per legacy stream, and their sum over the server (hs->buffered),
  * which the ticker brings back under max_buffer_bytes by dropping what
@@ -86,6 +87,9 @@
 #define DEFAULT_REPLAY_BYTES (256u << 10) /* events kept per legacy stream for Last-Event-ID */
 #define DEFAULT_BUFFER_BYTES (32u << 20) /* every buffered response byte of the server */
 #define DEFAULT_STREAM_LINGER_MS 60000u /* a stream whose client left waits this long for it */
+#define DEFAULT_REQUESTS_PER_CLIENT 16u /* requests in flight per client address, and per principal */
+#define DEFAULT_STREAMS_PER_CLIENT 16u  /* open streams (GET, listen) per client address, and per principal */
+#define IN_FLIGHT_RETRY_S 1u            /* Retry-After when over those */
 #define OFFENDER_MIN_BYTES (64u << 10)  /* over the server's budget, a request holding more
                                            unsent bytes than this is closed on its next event */
 #define MAX_REPLAY_EVENTS 256u          /* kept per legacy stream for Last-Event-ID (and bytes, above) */
@@ -194,7 +198,12 @@ struct hreq {
     int overflow;               /* closed for holding too many unsent bytes: nothing more is queued */
     int fd;                     /* the connection's socket (valid while !ended) */
     hconn *hc;                  /* the connection's deadline record, or NULL */
+    char addr[64];              /* the client's address as a quota key (client_key), "" when unknown */
+    int held;                   /* HOLD_*: what it counts in hs->quota until it ends */
 };
+
+/* What a request holds in the quotas of its address and principal. */
+enum { HOLD_NONE = 0, HOLD_REQUEST = 'r', HOLD_STREAM = 's' };
 
 enum { M_OTHER = 0, M_POST, M_GET, M_DELETE, M_OPTIONS };
 
@@ -250,6 +259,12 @@ struct mcp_http_server {
     size_t buffered;              /* bytes held now: SSE queues, replay events (atomic) */
     mcp__ratelimit *rl_addr;      /* per client address, or NULL */
     mcp__ratelimit *rl_subject;   /* per token subject, or NULL */
+    mcp__quota *quota;            /* requests in flight and open streams per address and principal */
+    unsigned requests_per_address; /* quotas on them */
+    unsigned requests_per_principal;
+    unsigned streams_per_address;
+    unsigned streams_per_principal;
+    uint64_t quota_logged;        /* (atomic) monotonic ms of the last refusal logged (one a second) */
     int tls;                      /* serving https */
     char *tls_cert;               /* PEM kept for libmicrohttpd while it runs */
     char *tls_key;
@@ -789,8 +804,7 @@ static void overflow_close(hreq *r, const char *why, size_t limit)
 {
     mcp_http_server *hs = r->hs;
     size_t held = r->qbytes;
-    char addr[64];
-    client_key(r->mc, addr, sizeof addr);
+    const char *addr = r->addr;
     r->overflow = 1;
     r->close_stream = 1;
     frames_free(r);
@@ -1358,7 +1372,7 @@ static mcp_status session_create_with(hreq *r, session **out, mcp__route_fn rout
     }
     /* Every frame goes through the router; `send` is unused. */
     mcp__conn_set_route(s->conn, route, s);
-    client_key(r->mc, s->addr, sizeof s->addr);
+    snprintf(s->addr, sizeof s->addr, "%s", r->addr);
     mcp__principal_key(r->principal, s->owner, sizeof s->owner);
     pthread_mutex_lock(&hs->mu);
     session *evicted = NULL;
@@ -1418,8 +1432,7 @@ static enum MHD_Result reply_session_refused(hreq *r, const mcp_rpc_id *id, mcp_
     if (why == REFUSED_SERVER)
         return reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
                                "Server busy: too many sessions; retry later");
-    char addr[64];
-    client_key(r->mc, addr, sizeof addr);
+    const char *addr = r->addr;
     unsigned limit = why == REFUSED_ADDRESS ? hs->sessions_per_address : hs->sessions_per_principal;
     const char *per = why == REFUSED_ADDRESS ? "client address" : "client principal";
     unsigned wait = session_retry_after(hs);
@@ -2115,6 +2128,91 @@ static enum MHD_Result post_in_session(hreq *r, mcp_rpc_msg *m, session *s)
 
 /* A POST to the endpoint: decoded, its scopes checked, then served in the
  * era it belongs to. */
+/* ---- requests in flight and open streams per client ---- */
+
+/* The quota keys of a request: kind letter, 'a' or 'p', then the address or principal key. */
+static void quota_keys(const hreq *r, int kind, char *ka, size_t ca, char *kp, size_t cp)
+{
+    snprintf(ka, ca, "%ca%s", kind, r->addr);
+    kp[0] = '\0';
+    if (r->principal) {
+        char key[MCP__PRINCIPAL_KEY_SIZE];
+        mcp__principal_key(r->principal, key, sizeof key);
+        snprintf(kp, cp, "%cp%s", kind, key);
+    }
+}
+
+/* Gives back what the request holds (when it ends). */
+static void quota_release(hreq *r)
+{
+    if (r->held == HOLD_NONE)
+        return;
+    char ka[80], kp[80];
+    quota_keys(r, r->held, ka, sizeof ka, kp, sizeof kp);
+    mcp__quota_give(r->hs->quota, ka);
+    if (kp[0])
+        mcp__quota_give(r->hs->quota, kp);
+    r->held = HOLD_NONE;
+}
+
+/* 429 with Retry-After and a JSON-RPC error naming the quota; logged at
+ * warning level, at most once a second. */
+static enum MHD_Result reply_over_quota(hreq *r, const mcp_rpc_id *id, int kind, int by_principal, unsigned limit)
+{
+    mcp_http_server *hs = r->hs;
+    const char *what = kind == HOLD_STREAM ? "open streams" : "requests in flight";
+    const char *per = by_principal ? "client principal" : "client address";
+    uint64_t now = mcp__mono_ms(), last = __atomic_load_n(&hs->quota_logged, __ATOMIC_RELAXED);
+    if (now - last >= 1000u &&
+        __atomic_compare_exchange_n(&hs->quota_logged, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        mcp__server_diag(hs->srv, MCP_LOG_WARNING, "http: %s quota: %s %s holds %u (the limit); refused with 429",
+                         what, per, by_principal ? "(token subject)" : r->addr[0] ? r->addr : "(unknown)", limit);
+    char msg[200];
+    snprintf(msg, sizeof msg, "Too many %s: at most %u per %s; retry after %u s", what, limit, per, IN_FLIGHT_RETRY_S);
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_write_error(&w, id, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+    enum MHD_Result res = MHD_NO;
+    if (mcp_jw_finish(&w) == MCP_OK) {
+        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
+        if (resp) {
+            char ra[16];
+            snprintf(ra, sizeof ra, "%u", IN_FLIGHT_RETRY_S);
+            MHD_add_response_header(resp, "Retry-After", ra);
+        }
+        res = queue(r->mc, MHD_HTTP_TOO_MANY_REQUESTS, resp);
+    }
+    mcp_buf_cleanup(&b);
+    return res;
+}
+
+/*
+ * Counts the request among the requests in flight (kind HOLD_REQUEST) or
+ * the open streams (HOLD_STREAM) of its client address and principal until
+ * it ends. 1 when within both quotas; 0 when over one, answered (*res).
+ */
+static int quota_admit(hreq *r, int kind, const mcp_rpc_id *id, enum MHD_Result *res)
+{
+    mcp_http_server *hs = r->hs;
+    char ka[80], kp[80];
+    quota_keys(r, kind, ka, sizeof ka, kp, sizeof kp);
+    unsigned la = kind == HOLD_STREAM ? hs->streams_per_address : hs->requests_per_address;
+    unsigned lp = kind == HOLD_STREAM ? hs->streams_per_principal : hs->requests_per_principal;
+    if (!mcp__quota_take(hs->quota, ka, la)) {
+        *res = reply_over_quota(r, id, kind, 0, la);
+        return 0;
+    }
+    if (kp[0] && !mcp__quota_take(hs->quota, kp, lp)) {
+        mcp__quota_give(hs->quota, ka);
+        *res = reply_over_quota(r, id, kind, 1, lp);
+        return 0;
+    }
+    r->held = kind;
+    return 1;
+}
+
 static enum MHD_Result handle_post(hreq *r)
 {
     mcp_http_server *hs = r->hs;
@@ -2131,6 +2229,13 @@ static enum MHD_Result handle_post(hreq *r)
         copy_id(&m.id, &r->id, &r->id_str);
     enum MHD_Result res;
     if (!scopes_ok(r, &m, &res)) {
+        mcp_rpc_msg_cleanup(&m);
+        return res;
+    }
+    /* A request waits for its answer: one of the client's requests in
+     * flight (a subscriptions/listen stays open: one of its streams). */
+    int kind = mcp_rpc_method_is(&m, "subscriptions/listen") ? HOLD_STREAM : HOLD_REQUEST;
+    if (r->is_request && !quota_admit(r, kind, &r->id, &res)) {
         mcp_rpc_msg_cleanup(&m);
         return res;
     }
@@ -2163,6 +2268,9 @@ static enum MHD_Result handle_get(hreq *r)
                            "Method Not Allowed: GET needs a legacy session (2026-07-28 uses subscriptions/listen)");
     if (!mcp__http_accepts(header(mc, "Accept"), "text/event-stream"))
         return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET streams text/event-stream");
+    enum MHD_Result res;
+    if (!quota_admit(r, HOLD_STREAM, NULL, &res))
+        return res;
     session *s = session_get(hs, sid);
     if (s && !owner_ok(s, r)) {
         session_unref(s);
@@ -2233,7 +2341,7 @@ static enum MHD_Result handle_get(hreq *r)
         stream_prime(hs, st, r);
     }
     pthread_mutex_unlock(&s->mu);
-    enum MHD_Result res = respond(r);
+    res = respond(r);
     active_add(r);
     return res;
 }
@@ -2263,6 +2371,9 @@ static enum MHD_Result handle_sse_open(hreq *r)
 {
     if (!mcp__http_accepts(header(r->mc, "Accept"), "text/event-stream"))
         return reply_plain(r->mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: GET /sse streams text/event-stream");
+    enum MHD_Result qres;
+    if (!quota_admit(r, HOLD_STREAM, NULL, &qres))
+        return qres;
     session *s;
     int why;
     mcp_status st = session_create_with(r, &s, route_sse_transport, &why);
@@ -2340,11 +2451,10 @@ static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc
     r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
               : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
     *con_cls = r;
+    client_key(mc, r->addr, sizeof r->addr);
     if (hs->rl_addr) {
         /* Before anything costs: a flood from one address is refused here. */
-        char addr[64];
-        client_key(mc, addr, sizeof addr);
-        unsigned wait = mcp__ratelimit_take(hs->rl_addr, addr, strlen(addr), mcp__mono_ms());
+        unsigned wait = mcp__ratelimit_take(hs->rl_addr, r->addr, strlen(r->addr), mcp__mono_ms());
         if (wait)
             return reply_too_many(mc, wait);
     }
@@ -2534,6 +2644,7 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
     }
     if (listed)
         active_remove(r);
+    quota_release(r);
     /* Kept alive, the connection's next request head must be complete
      * within the idle timeout, however it trickles in. */
     conn_wait(r->hs, r->hc, PH_NEXT, r->hs->conn_timeout_s);
@@ -2582,6 +2693,7 @@ static void hs_free(mcp_http_server *hs)
         mcp_free(hs->prm_paths[i]);
     mcp__ratelimit_free(hs->rl_addr);
     mcp__ratelimit_free(hs->rl_subject);
+    mcp__quota_free(hs->quota);
     mcp_free(hs->tls_cert);
     if (hs->tls_key)
         OPENSSL_cleanse(hs->tls_key, strlen(hs->tls_key));
@@ -2689,6 +2801,19 @@ static mcp_http_server *hs_new(mcp_server *srv, const mcp_http_opts *o)
     hs->replay_cap = o->max_replay_bytes ? o->max_replay_bytes : DEFAULT_REPLAY_BYTES;
     hs->budget = o->max_buffer_bytes ? o->max_buffer_bytes : DEFAULT_BUFFER_BYTES;
     hs->linger_ms = o->stream_linger_ms ? o->stream_linger_ms : DEFAULT_STREAM_LINGER_MS;
+    hs->requests_per_address = o->max_requests_per_address ? o->max_requests_per_address : DEFAULT_REQUESTS_PER_CLIENT;
+    hs->requests_per_principal =
+        o->max_requests_per_principal ? o->max_requests_per_principal : DEFAULT_REQUESTS_PER_CLIENT;
+    hs->streams_per_address = o->max_streams_per_address ? o->max_streams_per_address : DEFAULT_STREAMS_PER_CLIENT;
+    hs->streams_per_principal =
+        o->max_streams_per_principal ? o->max_streams_per_principal : DEFAULT_STREAMS_PER_CLIENT;
+    if (mcp__quota_new(&hs->quota)) {
+        pthread_mutex_destroy(&hs->mu);
+        pthread_mutex_destroy(&hs->conns_mu);
+        pthread_cond_destroy(&hs->cv);
+        mcp_free(hs);
+        return NULL;
+    }
     return hs;
 }
 

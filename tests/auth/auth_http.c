@@ -43,6 +43,20 @@ static mcp_status whoami(mcp_call *call, const mcp_json *args, void *ud)
                           mcp_call_has_scope(call, "files:write"));
 }
 
+/* Waits until g_hold_release is set (at most 5 s): a request that stays in flight. */
+static atomic_int g_hold_running, g_hold_release;
+
+static mcp_status hold(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    (void)ud;
+    g_hold_running++;
+    for (int i = 0; i < 500 && !g_hold_release && !mcp_call_is_cancelled(call); i++)
+        usleep(10000);
+    g_hold_running--;
+    return mcp_call_textf(call, "held");
+}
+
 static mcp_status write_file(mcp_call *call, const mcp_json *args, void *ud)
 {
     (void)args;
@@ -101,6 +115,9 @@ static int env_start(env *e, mcp_auth_opts *ao, mcp_http_opts *ho_in)
     memset(&d, 0, sizeof d);
     d.name = "whoami";
     d.handler = whoami;
+    mcp_server_add_tool(e->srv, &d, NULL);
+    d.name = "hold";
+    d.handler = hold;
     mcp_server_add_tool(e->srv, &d, NULL);
     d.name = "write_file";
     d.handler = write_file;
@@ -705,6 +722,62 @@ static void test_session_quota_per_principal(void)
     env_stop(&e);
 }
 
+/* ---- requests in flight per principal ---- */
+
+typedef struct held_call {
+    const env *e;
+    const char *token;
+    resp r;
+} held_call;
+
+static void *held_call_run(void *ud)
+{
+    held_call *h = ud;
+    call_tool(&h->r, h->e, h->token, "hold");
+    return NULL;
+}
+
+static void test_requests_per_principal(void)
+{
+    env e;
+    mcp_auth_opts ao;
+    memset(&ao, 0, sizeof ao);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.max_requests_per_principal = 2;
+    T_EQ_INT(env_start(&e, &ao, &ho), 0);
+    char *alice = token_for(&e, TAS_ES256, "alice", "mcp:tools", 300, 0);
+    char *bob = token_for(&e, TAS_ES256, "bob", "mcp:tools", 300, 0);
+    g_hold_release = 0;
+    held_call h[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        h[i].e = &e;
+        h[i].token = alice;
+        pthread_create(&t[i], NULL, held_call_run, &h[i]);
+    }
+    for (int i = 0; i < 500 && g_hold_running < 2; i++)
+        usleep(10000);
+    T_EQ_INT(g_hold_running, 2);
+    resp r;
+    call_tool(&r, &e, alice, "whoami"); /* a third request of alice's while two wait */
+    T_EQ_INT(r.status, 429);
+    T_TRUE(atoi(r.retry) >= 1);
+    T_TRUE(strstr(r.body, "requests in flight") && strstr(r.body, "per client principal"));
+    call_tool(&r, &e, bob, "whoami"); /* bob is not held back */
+    T_EQ_INT(r.status, 200);
+    g_hold_release = 1;
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        T_EQ_INT(h[i].r.status, 200);
+    }
+    call_tool(&r, &e, alice, "whoami"); /* given back when they ended */
+    T_EQ_INT(r.status, 200);
+    free(alice);
+    free(bob);
+    env_stop(&e);
+}
+
 static void test_rate_limits(void)
 {
     env e;
@@ -1029,6 +1102,7 @@ static void test_tls(void)
 TEST_MAIN(TEST(test_prm_documents), TEST(test_no_token), TEST(test_malformed_header), TEST(test_invalid_tokens),
           TEST(test_each_alg), TEST(test_scope_gated), TEST(test_required_scopes), TEST(test_unknown_kid_refresh),
           TEST(test_jwks_unavailable), TEST(test_legacy_session),
-          TEST(test_session_quota_per_principal), TEST(test_rate_limits), TEST(test_introspection),
+          TEST(test_session_quota_per_principal), TEST(test_requests_per_principal), TEST(test_rate_limits),
+          TEST(test_introspection),
           TEST(test_introspection_negative_cache), TEST(test_introspection_single_flight),
           TEST(test_unknown_kid_slow_jwks), TEST(test_tls))

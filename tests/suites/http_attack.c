@@ -14,7 +14,10 @@
  *      127.0.0.20 and up), a slow body (headers, then a byte a second, from
  *      127.0.0.40 and up) and a request flood (127.0.0.60 and up) in turn:
  *      the good client's calls all succeed within 10x its unloaded p99, and
- *      the process's resident memory stays under 64 MiB more than before.
+ *      the process's resident memory stays under 64 MiB more than before;
+ *      24 non-readers from one address (127.0.0.30): past its 16 requests
+ *      in flight they get 429 with Retry-After;
+ *   f. one address (127.0.0.50) opening GET streams gets 429 past its 16.
  */
 #include <mcp/mcp.h>
 
@@ -298,6 +301,56 @@ static void session_flood_test(unsigned quota)
     CHECK(calls == 5 && session_call(1, g_good_sid, 200), "the good client's session survived the eviction");
 }
 
+/* ---- f. streams per address --------------------------------------------------------- */
+
+/* One address opens a session and its GET stream, again and again: past
+ * the quota of open streams (16 by default) the GET gets 429 with
+ * Retry-After; another address still opens its stream. */
+static void streams_quota_test(unsigned quota)
+{
+    int fds[40];
+    int open_ok = 0, refused = 0, other = 0, n = (int)quota + 4;
+    char sid[64], resp[8192], req[1024];
+    for (int i = 0; i < n; i++) {
+        fds[i] = -1;
+        if (initialize(50, sid, resp, sizeof resp) != 200) {
+            other++;
+            continue;
+        }
+        snprintf(req, sizeof req,
+                 "GET /mcp HTTP/1.1\r\nHost: localhost:%u\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
+                 "MCP-Protocol-Version: 2025-11-25\r\n\r\n",
+                 g_port, sid);
+        int fd = connect_from(50, 0);
+        char head[512];
+        head[0] = '\0';
+        if (fd >= 0 && send_all(fd, req, strlen(req)) == 0) {
+            struct pollfd p = {fd, POLLIN, 0};
+            ssize_t r = poll(&p, 1, 3000) > 0 ? recv(fd, head, sizeof head - 1, 0) : -1;
+            head[r > 0 ? r : 0] = '\0';
+        }
+        if (!strncmp(head, "HTTP/1.1 200", 12)) {
+            open_ok++;
+            fds[i] = fd;
+            continue;
+        }
+        if (!strncmp(head, "HTTP/1.1 429", 12) && strstr(head, "Retry-After: "))
+            refused++;
+        else
+            other++;
+        if (fd >= 0)
+            close(fd);
+    }
+    printf("streams: one address asked for %d GET streams: %d open, %d x 429, %d other\n", n, open_ok, refused,
+           other);
+    CHECK(open_ok == (int)quota && refused == n - (int)quota, "streams per address: %d open, then 429 (%d)", open_ok,
+          refused);
+    CHECK(initialize(51, sid, resp, sizeof resp) == 200, "another address opens a session");
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
 /* ---- b. slowloris ----------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -470,27 +523,44 @@ static void *rss_sampler(void *arg)
     return NULL;
 }
 
-/* Drains what `fd` has without blocking: 1 when the peer closed it. */
-static int drained_closed(int fd)
+static int g_attack_refused;      /* ... and how often it was refused with 429 and Retry-After */
+
+/* Drains what `fd` has without blocking: 1 when the peer closed it. The
+ * first bytes the server sent on it go to head (NUL-terminated). */
+static int drained_closed(int fd, char *head, size_t cap)
 {
     char buf[16384];
     for (;;) {
         ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (r > 0)
+        if (r > 0) {
+            size_t have = strlen(head);
+            if (have + 1 < cap) {
+                size_t n = (size_t)r < cap - 1 - have ? (size_t)r : cap - 1 - have;
+                memcpy(head + have, buf, n);
+                head[have + n] = '\0';
+            }
             continue;
+        }
         return r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
     }
 }
 
-/* 8 clients (8 addresses) that call the chatty tool and never read; each
- * one the server closes comes back a second later. Small receive buffers,
- * so the server's queue grows. */
+/* The non-readers: 8 clients on 8 addresses (127.0.0.20..27), or, with
+ * g_nonreaders_one_address, 24 from 127.0.0.30 alone (over the default
+ * quota of 16 requests in flight per address). */
+static int g_nonreaders_one_address;
+
+/* Clients that call the chatty tool and never read; each one the server
+ * closes comes back a second later. Small receive buffers, so the server's
+ * queue grows. A refusal (429 with Retry-After) is counted. */
 static void *nonreader_attacker(void *arg)
 {
     (void)arg;
-    enum { N = 8 };
-    int fds[N];
-    uint64_t back_at[N];
+    enum { MAXN = 24 };
+    int n = g_nonreaders_one_address ? 24 : 8;
+    int fds[MAXN];
+    uint64_t back_at[MAXN];
+    char heads[MAXN][256];
     char body[512], req[2048];
     int bl = snprintf(body, sizeof body,
                       "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
@@ -501,17 +571,24 @@ static void *nonreader_attacker(void *arg)
                       "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
                       "Mcp-Method: tools/call\r\nMcp-Name: chatter\r\nContent-Length: %d\r\n\r\n%s",
                       g_port, bl, body);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         fds[i] = -1;
         back_at[i] = 0;
     }
     while (__atomic_load_n(&g_attack_on, __ATOMIC_RELAXED)) {
-        for (int i = 0; i < N; i++) {
-            if (fds[i] >= 0 && drained_closed(fds[i])) {
-                close(fds[i]);
-                fds[i] = -1;
-                back_at[i] = now_us() + 1000000u;
-                g_attack_closed++;
+        for (int i = 0; i < n; i++) {
+            if (fds[i] >= 0) {
+                int closed = drained_closed(fds[i], heads[i], sizeof heads[i]);
+                int refused = !strncmp(heads[i], "HTTP/1.1 429", 12) && strstr(heads[i], "Retry-After: ");
+                if (closed || refused) {
+                    close(fds[i]);
+                    fds[i] = -1;
+                    back_at[i] = now_us() + 1000000u;
+                    if (refused)
+                        g_attack_refused++;
+                    else
+                        g_attack_closed++;
+                }
             }
             if (fds[i] < 0 && now_us() >= back_at[i]) {
                 int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -520,10 +597,11 @@ static void *nonreader_attacker(void *arg)
                 struct sockaddr_in a;
                 memset(&a, 0, sizeof a);
                 a.sin_family = AF_INET;
-                a.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)(20 + i));
+                a.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)(g_nonreaders_one_address ? 30 : 20 + i));
                 bind(fd, (struct sockaddr *)&a, sizeof a);
                 a.sin_port = htons((uint16_t)g_port);
                 a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                heads[i][0] = '\0';
                 if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && send_all(fd, req, (size_t)rl) == 0) {
                     fds[i] = fd;
                     g_attack_count++;
@@ -534,7 +612,7 @@ static void *nonreader_attacker(void *arg)
         }
         sleep_ms(20);
     }
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < n; i++)
         if (fds[i] >= 0)
             close(fds[i]);
     return NULL;
@@ -602,7 +680,7 @@ static void attack_test(const char *name, void *(*attacker)(void *), int threads
     pthread_t t[4], sampler;
     long rss0 = rss_kib();
     g_peak_rss = rss0;
-    g_attack_count = g_attack_closed = 0;
+    g_attack_count = g_attack_closed = g_attack_refused = 0;
     __atomic_store_n(&g_attack_on, 1, __ATOMIC_RELAXED);
     pthread_create(&sampler, NULL, rss_sampler, NULL);
     for (int i = 0; i < threads; i++)
@@ -615,9 +693,9 @@ static void attack_test(const char *name, void *(*attacker)(void *), int threads
         pthread_join(t[i], NULL);
     pthread_join(sampler, NULL);
     uint64_t bound = 10 * p99_base < 20000 ? 20000 : 10 * p99_base;
-    printf("%s: attacker %d (ended by the server: %d); good client %d of %d ok, p99 %.2f ms (unloaded %.2f ms); "
-           "resident %ld -> peak %ld KiB\n",
-           name, g_attack_count, g_attack_closed, ok, calls, p99 / 1000.0, p99_base / 1000.0, rss0, g_peak_rss);
+    printf("%s: attacker %d (ended by the server: %d, refused with 429: %d); good client %d of %d ok, p99 %.2f ms "
+           "(unloaded %.2f ms); resident %ld -> peak %ld KiB\n",
+           name, g_attack_count, g_attack_closed, g_attack_refused, ok, calls, p99 / 1000.0, p99_base / 1000.0, rss0, g_peak_rss);
     CHECK(calls >= 100 && ok == calls, "%s: the good client's calls succeed (%d of %d)", name, ok, calls);
     CHECK(p99 <= bound, "%s: p99 %.2f ms within 10x the unloaded %.2f ms", name, p99 / 1000.0, p99_base / 1000.0);
     CHECK(g_peak_rss - rss0 < 64 * 1024, "%s: resident memory +%ld KiB, under 64 MiB", name, g_peak_rss - rss0);
@@ -697,9 +775,18 @@ int main(void)
     g_port = mcp_http_server_port(hs);
     uint64_t t0 = now_us();
     session_flood_test(64);
+    streams_quota_test(16);
     slowloris_test(head_timeout_s);
     trickle_test(head_timeout_s);
     attack_test("never-read SSE", nonreader_attacker, 1, g_p99_base);
+    /* 24 non-readers from one address: past its quota of requests in
+     * flight (16), the rest are refused (429), and the pool stays free for
+     * others. */
+    g_nonreaders_one_address = 1;
+    attack_test("never-read SSE, one address", nonreader_attacker, 1, g_p99_base);
+    CHECK(g_attack_refused > 0, "one address over its requests-in-flight quota gets 429 with Retry-After (%d)",
+          g_attack_refused);
+    g_nonreaders_one_address = 0;
     attack_test("slow body", slow_body_attacker, 1, g_p99_base);
     attack_test("request flood", flood_attacker, 2, g_p99_base);
     uint64_t t1 = now_us();
