@@ -533,6 +533,7 @@ int main(int argc, char **argv)
     ho.keepalive_ms = 500;
     ho.max_connections = 512;
     ho.max_connections_per_address = 512; /* every load connection comes from 127.0.0.1 */
+    ho.max_requests_per_address = 512;
     mcp_http_server *hs;
     mcp_error err;
     if (mcp_http_server_start(&hs, srv, &ho, &err)) {
