@@ -6,7 +6,8 @@ set -u
 build=$1 secs=$2
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
-for bin in "$build"/tests/fuzz_*; do
+for bin in "$build"/tests/fuzz_* "$build"/tests/aml/fuzz_*; do
+  [ -x "$bin" ] || continue
   name=$(basename "$bin" | sed 's/^fuzz_//')
   work=$(mktemp -d)
   cp "$here/corpus/$name"/* "$work/" 2>/dev/null
