@@ -264,7 +264,8 @@ struct mcp_http_server {
     unsigned requests_per_principal;
     unsigned streams_per_address;
     unsigned streams_per_principal;
-    uint64_t quota_logged;        /* (atomic) monotonic ms of the last refusal logged (one a second) */
+    uint64_t quota_logged;        /* (atomic) monotonic ms of the last quota refusal logged (one a second) */
+    uint64_t budget_logged;       /* (atomic) the same for refusals over max_buffer_bytes */
     int tls;                      /* serving https */
     char *tls_cert;               /* PEM kept for libmicrohttpd while it runs */
     char *tls_key;
@@ -309,6 +310,29 @@ static enum MHD_Result reply_rpc_error(struct MHD_Connection *mc, unsigned statu
         r = queue(mc, status, text_response(b.data, b.len, "application/json"));
     mcp_buf_cleanup(&b);
     return r;
+}
+
+/* The same with a Retry-After header (429, 503). */
+static enum MHD_Result reply_rpc_retry(struct MHD_Connection *mc, unsigned status, const mcp_rpc_id *id, int code,
+                                       const char *message, unsigned retry_after)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_rpc_write_error(&w, id, code, message, NULL);
+    enum MHD_Result res = MHD_NO;
+    if (mcp_jw_finish(&w) == MCP_OK) {
+        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
+        if (resp) {
+            char ra[16];
+            snprintf(ra, sizeof ra, "%u", retry_after);
+            MHD_add_response_header(resp, "Retry-After", ra);
+        }
+        res = queue(mc, status, resp);
+    }
+    mcp_buf_cleanup(&b);
+    return res;
 }
 
 static enum MHD_Result reply_plain(struct MHD_Connection *mc, unsigned status, const char *text)
@@ -1441,23 +1465,7 @@ static enum MHD_Result reply_session_refused(hreq *r, const mcp_rpc_id *id, mcp_
     char msg[160];
     snprintf(msg, sizeof msg,
              "Too many sessions: at most %u sessions per %s; end one (DELETE) or retry after %u s", limit, per, wait);
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
-    mcp_rpc_write_error(&w, id, MCP_RPC_INTERNAL_ERROR, msg, NULL);
-    enum MHD_Result res = MHD_NO;
-    if (mcp_jw_finish(&w) == MCP_OK) {
-        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
-        if (resp) {
-            char ra[16];
-            snprintf(ra, sizeof ra, "%u", wait);
-            MHD_add_response_header(resp, "Retry-After", ra);
-        }
-        res = queue(r->mc, MHD_HTTP_TOO_MANY_REQUESTS, resp);
-    }
-    mcp_buf_cleanup(&b);
-    return res;
+    return reply_rpc_retry(r->mc, MHD_HTTP_TOO_MANY_REQUESTS, id, MCP_RPC_INTERNAL_ERROR, msg, wait);
 }
 
 /* Ends a session (DELETE, expiry, shutdown): unknown from now on. */
@@ -2130,6 +2138,36 @@ static enum MHD_Result post_in_session(hreq *r, mcp_rpc_msg *m, session *s)
  * era it belongs to. */
 /* ---- requests in flight and open streams per client ---- */
 
+/* 1 at most once a second per `*last` (monotonic ms, atomic): a flood of
+ * refusals is logged, not written out one line each. */
+static int log_now(uint64_t *last_ms)
+{
+    uint64_t now = mcp__mono_ms(), last = __atomic_load_n(last_ms, __ATOMIC_RELAXED);
+    return now - last >= 1000u && __atomic_compare_exchange_n(last_ms, &last, now, 0, __ATOMIC_RELAXED,
+                                                               __ATOMIC_RELAXED);
+}
+
+/*
+ * Over its budget for buffered response bytes (what the ticker's sweep
+ * has not yet brought back under it), the server starts no new work: a
+ * POST or GET gets 503 with Retry-After and a JSON-RPC error, logged at
+ * warning level at most once a second. DELETE still ends sessions.
+ */
+static int over_budget(hreq *r, enum MHD_Result *res)
+{
+    mcp_http_server *hs = r->hs;
+    size_t held = buffered(hs);
+    if (held <= hs->budget || r->method == M_DELETE)
+        return 0;
+    if (log_now(&hs->budget_logged))
+        mcp__server_diag(hs->srv, MCP_LOG_WARNING,
+                         "http: response buffers hold %zu bytes, over the server's budget (%zu): new requests get 503",
+                         held, hs->budget);
+    *res = reply_rpc_retry(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, MCP_RPC_INTERNAL_ERROR,
+                           "Server busy: over its budget for buffered responses; retry later", IN_FLIGHT_RETRY_S);
+    return 1;
+}
+
 /* The quota keys of a request: kind letter, 'a' or 'p', then the address or principal key. */
 static void quota_keys(const hreq *r, int kind, char *ka, size_t ca, char *kp, size_t cp)
 {
@@ -2162,30 +2200,12 @@ static enum MHD_Result reply_over_quota(hreq *r, const mcp_rpc_id *id, int kind,
     mcp_http_server *hs = r->hs;
     const char *what = kind == HOLD_STREAM ? "open streams" : "requests in flight";
     const char *per = by_principal ? "client principal" : "client address";
-    uint64_t now = mcp__mono_ms(), last = __atomic_load_n(&hs->quota_logged, __ATOMIC_RELAXED);
-    if (now - last >= 1000u &&
-        __atomic_compare_exchange_n(&hs->quota_logged, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    if (log_now(&hs->quota_logged))
         mcp__server_diag(hs->srv, MCP_LOG_WARNING, "http: %s quota: %s %s holds %u (the limit); refused with 429",
                          what, per, by_principal ? "(token subject)" : r->addr[0] ? r->addr : "(unknown)", limit);
     char msg[200];
     snprintf(msg, sizeof msg, "Too many %s: at most %u per %s; retry after %u s", what, limit, per, IN_FLIGHT_RETRY_S);
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
-    mcp_rpc_write_error(&w, id, MCP_RPC_INTERNAL_ERROR, msg, NULL);
-    enum MHD_Result res = MHD_NO;
-    if (mcp_jw_finish(&w) == MCP_OK) {
-        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
-        if (resp) {
-            char ra[16];
-            snprintf(ra, sizeof ra, "%u", IN_FLIGHT_RETRY_S);
-            MHD_add_response_header(resp, "Retry-After", ra);
-        }
-        res = queue(r->mc, MHD_HTTP_TOO_MANY_REQUESTS, resp);
-    }
-    mcp_buf_cleanup(&b);
-    return res;
+    return reply_rpc_retry(r->mc, MHD_HTTP_TOO_MANY_REQUESTS, id, MCP_RPC_INTERNAL_ERROR, msg, IN_FLIGHT_RETRY_S);
 }
 
 /*
@@ -2526,6 +2546,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     pthread_mutex_unlock(&hs->mu);
     if (stopping)
         return reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: shutting down");
+    enum MHD_Result res;
+    if (over_budget(r, &res))
+        return res;
     if (r->legacy_path == 1 && r->method == M_GET)
         return handle_sse_open(r);
     if (r->legacy_path == 2 && r->method == M_POST)

@@ -16,7 +16,9 @@
  *      the network thread (a one-thread server keeps answering);
  *   f. stop takes one grace for all sessions and 2026-07-28 calls;
  *   g. on a kept-alive connection the next request head, and any body,
- *      must be complete within connection_timeout_s however they trickle.
+ *      must be complete within connection_timeout_s however they trickle;
+ *   h. a server over its whole byte budget answers new requests 503 with
+ *      Retry-After (logged) until it is back under it.
  */
 #include <mcp/mcp.h>
 
@@ -66,6 +68,7 @@ static int g_passed, g_failed;
 static unsigned g_port;
 #define LOAD(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
 static int g_log_request_cap, g_log_budget; /* log lines of each kind */
+static int g_log_503; /* log lines about refusing new requests over the budget */
 static int g_chatter_running, g_chatter_cancelled;
 
 static uint64_t now_us(void)
@@ -147,6 +150,8 @@ static void log_cb(mcp_log_level level, const char *message, void *ud)
         __atomic_fetch_add(&g_log_request_cap, 1, __ATOMIC_RELAXED);
     if (strstr(message, "server's budget"))
         __atomic_fetch_add(&g_log_budget, 1, __ATOMIC_RELAXED);
+    if (strstr(message, "new requests get 503"))
+        __atomic_fetch_add(&g_log_503, 1, __ATOMIC_RELAXED);
 }
 
 /* A TCP connection from 127.0.0.`host`, with a small receive buffer when `small_rcvbuf`. */
@@ -723,6 +728,51 @@ static void keepalive_test(void)
     mcp_server_free(srv);
 }
 
+/* ---- h. over the whole budget: 503 ------------------------------------------------ */
+
+/*
+ * A budget of one byte, held by the priming event of a GET stream that
+ * reads: the server stays over it while that stream lives, so a new call
+ * gets 503 with Retry-After (logged); once the stream is gone and released,
+ * calls are served again.
+ */
+static void over_budget_test(void)
+{
+    mcp_server *srv = new_server(2);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.max_buffer_bytes = 1;
+    ho.stream_linger_ms = 200;
+    mcp_http_server *hs = srv ? start(srv, &ho) : NULL;
+    if (!hs)
+        return;
+    char sid[64], resp[8192] = "";
+    CHECK(open_session(sid), "a session opens under the budget");
+    int gfd = get_stream(sid, NULL);
+    read_until(gfd, resp, sizeof resp, NULL, "retry:", 5000);
+    int fd = modern_call(1, "echo", "{\"n\":1}");
+    resp[0] = '\0';
+    read_until(fd, resp, sizeof resp, NULL, "\r\n\r\n", 5000);
+    close(fd);
+    printf("over budget: a call got %.12s (Retry-After %s)\n", resp, strstr(resp, "Retry-After: ") ? "sent" : "missing");
+    CHECK(!strncmp(resp, "HTTP/1.1 503", 12) && strstr(resp, "Retry-After: "),
+          "over its whole byte budget the server answers 503 with Retry-After (%.12s)", resp);
+    CHECK(g_log_503 > 0, "the refusal is logged (%d)", g_log_503);
+    close(gfd);
+    int served = 0;
+    for (int i = 0; i < 50 && !served; i++) {
+        sleep_ms(100);
+        fd = modern_call(2 + i, "echo", "{\"n\":2}");
+        resp[0] = '\0';
+        read_until(fd, resp, sizeof resp, NULL, "n=2", 3000);
+        close(fd);
+        served = !strncmp(resp, "HTTP/1.1 200", 12);
+    }
+    CHECK(served, "back under the budget, calls are served again");
+    mcp_http_server_stop(hs, 0);
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -745,6 +795,7 @@ int main(void)
     teardown_test();
     stop_test();
     keepalive_test();
+    over_budget_test();
     printf("total: %.1f s\n", (now_us() - t0) / 1e6);
     printf("http_budget: %d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
