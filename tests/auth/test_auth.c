@@ -834,12 +834,14 @@ static void test_conn_principal(void)
     rd.size = -1;
     rd.handler = read_secret;
     rd.scopes = "secrets";
+    rd.flags = MCP_RESOURCE_NONBLOCKING; /* answered inline: the checks below read g_runs at once */
     T_OK(mcp_server_add_resource(srv, &rd, NULL));
     mcp_prompt_def pd;
     memset(&pd, 0, sizeof pd);
     pd.name = "p";
     pd.handler = prompt_fn;
     pd.scopes = "prompts";
+    pd.flags = MCP_PROMPT_NONBLOCKING;
     T_OK(mcp_server_add_prompt(srv, &pd, NULL));
 
     mcp_auth *a = make_auth(NULL, -1);
