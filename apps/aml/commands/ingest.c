@@ -183,7 +183,8 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
      * write (and checksum) each page twice. Still one atomic transaction.
      * Fails harmlessly (stays WAL) when another connection has the file open.
      */
-    if (!aml_store_is_memory(s)) {
+    int lite = aml_store_backend(s) == AML_BACKEND_SQLITE;
+    if (lite && !aml_store_is_memory(s)) {
         aml_st *jm = aml_stmt(s, "PRAGMA journal_mode = TRUNCATE");
         if (jm && aml_step(jm) == AML_ROW)
             in->was_wal = strcmp(aml_col_text(jm, 0), "truncate") == 0;
@@ -196,7 +197,8 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
         free(in);
         return -1;
     }
-    aml_exec(s, "PRAGMA cache_size = -262144", NULL);
+    if (lite)
+        aml_exec(s, "PRAGMA cache_size = -262144", NULL);
     aml_st *st = aml_stmt(s, "SELECT acct_no, account_id FROM accounts");
     if (!st)
         goto fail;
@@ -244,13 +246,16 @@ static int reindex(aml_ingest *in, aml_err *err)
 {
     if (!in->dropped_indexes)
         return 0;
-    /* The sorter behind CREATE INDEX may use helper threads. */
+    /* SQLite: the sorter behind CREATE INDEX may use helper threads. */
+    int lite = aml_store_backend(in->s) == AML_BACKEND_SQLITE;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     char pragma[48];
     snprintf(pragma, sizeof pragma, "PRAGMA threads = %ld", cpus > 1 ? (cpus > 8 ? 8 : cpus) : 0);
-    aml_exec(in->s, pragma, NULL);
+    if (lite)
+        aml_exec(in->s, pragma, NULL);
     int rc = aml_exec(in->s, sql_index_from, err) || aml_exec(in->s, sql_index_to, err);
-    aml_exec(in->s, "PRAGMA threads = 0", NULL);
+    if (lite)
+        aml_exec(in->s, "PRAGMA threads = 0", NULL);
     if (rc)
         return -1;
     in->dropped_indexes = 0;
@@ -262,7 +267,8 @@ void aml_ingest_abort(aml_ingest *in)
     if (!in)
         return;
     aml_rollback(in->s);
-    aml_exec(in->s, "PRAGMA cache_size = -65536", NULL);
+    if (aml_store_backend(in->s) == AML_BACKEND_SQLITE)
+        aml_exec(in->s, "PRAGMA cache_size = -65536", NULL);
     if (in->was_wal)
         aml_exec(in->s, "PRAGMA journal_mode = WAL", NULL);
     smap_free(&in->accts);
@@ -289,7 +295,8 @@ static int record_coverage(aml_ingest *in, aml_err *err)
         "(SELECT from_acct AS acct, booked_at AS at FROM transactions WHERE txn_no >= ?5 AND from_acct IS NOT NULL "
         "UNION ALL SELECT to_acct, booked_at FROM transactions WHERE txn_no >= ?5 AND to_acct IS NOT NULL) x "
         "JOIN accounts a ON a.acct_no = x.acct WHERE a.is_internal = 1 GROUP BY x.acct "
-        "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = min(observed_from, excluded.observed_from) "
+        "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = CASE WHEN excluded.observed_from < coverage.observed_from "
+        "THEN excluded.observed_from ELSE coverage.observed_from END "
         "WHERE ?6 = 0";
     aml_st *st = aml_stmt(in->s, sql);
     if (!st)
@@ -330,7 +337,8 @@ int aml_ingest_commit(aml_ingest *in, aml_ingest_stats *stats, aml_err *err)
         aml_rollback(in->s);
         rc = -1;
     }
-    aml_exec(in->s, "PRAGMA cache_size = -65536", NULL);
+    if (aml_store_backend(in->s) == AML_BACKEND_SQLITE)
+        aml_exec(in->s, "PRAGMA cache_size = -65536", NULL);
     if (in->was_wal)
         aml_exec(in->s, "PRAGMA journal_mode = WAL", NULL);
     in->st.seconds = (double)(aml_mono_ns() - in->t0) / 1e9;
@@ -467,8 +475,10 @@ int aml_ingest_party(aml_ingest *in, const char *account_id, const char *custome
     int64_t *no = account_id ? smap_find(&in->accts, account_id, strlen(account_id)) : NULL;
     if (!no)
         return aml_errf(err, "party: unknown account '%.80s'", account_id ? account_id : "");
-    aml_st *st = aml_stmt(in->s, "INSERT OR IGNORE INTO account_parties(acct_no, customer_id, role) "
-                                       "SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM customers WHERE customer_id = ?2)");
+    aml_st *st = aml_stmt(in->s, "INSERT INTO account_parties(acct_no, customer_id, role) "
+                                       "SELECT ?1, CAST(?2 AS TEXT), CAST(?3 AS TEXT) "
+                                       "WHERE EXISTS (SELECT 1 FROM customers WHERE customer_id = ?2) "
+                                       "ON CONFLICT DO NOTHING");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_int(st, 1, *no);
@@ -641,7 +651,7 @@ int aml_ingest_case(aml_ingest *in, const aml_case_rec *c, aml_err *err)
         int64_t *no = smap_find(&in->accts, c->accounts[i], strlen(c->accounts[i]));
         if (!no)
             return aml_errf(err, "case '%.64s': unknown account '%.80s'", c->case_id, c->accounts[i]);
-        st = aml_stmt(in->s, "INSERT OR IGNORE INTO case_accounts(case_id, acct_no) VALUES (?, ?)");
+        st = aml_stmt(in->s, "INSERT INTO case_accounts(case_id, acct_no) VALUES (?, ?) ON CONFLICT DO NOTHING");
         if (!st)
             return aml_errf(err, "%s", aml_errmsg(in->s));
         aml_bind_text(st, 1, c->case_id);
@@ -671,7 +681,7 @@ int aml_ingest_truth(aml_ingest *in, const aml_truth_rec *t, aml_err *err)
         int64_t *no = smap_find(&in->accts, t->accounts[i], strlen(t->accounts[i]));
         if (!no)
             continue;
-        st = aml_stmt(in->s, "INSERT OR IGNORE INTO gt_accounts(instance_id, acct_no) VALUES (?, ?)");
+        st = aml_stmt(in->s, "INSERT INTO gt_accounts(instance_id, acct_no) VALUES (?, ?) ON CONFLICT DO NOTHING");
         if (!st)
             return aml_errf(err, "%s", aml_errmsg(in->s));
         aml_bind_text(st, 1, t->instance_id);
@@ -689,8 +699,10 @@ int aml_ingest_fx(aml_ingest *in, const char *currency, const char *date, int64_
     int64_t d;
     if (!currency || !date || aml_parse_time(date, strlen(date), &d, NULL) || num <= 0 || den <= 0)
         return aml_errf(err, "fx: currency, a rate_date and positive usd_num/usd_den are required");
-    aml_st *st = aml_stmt(in->s, "INSERT OR REPLACE INTO fx_rates(currency, rate_date, usd_num, usd_den, source) "
-                                       "VALUES (?,?,?,?,?)");
+    aml_st *st = aml_stmt(in->s, "INSERT INTO fx_rates(currency, rate_date, usd_num, usd_den, source) "
+                                       "VALUES (?,?,?,?,?) ON CONFLICT(currency, rate_date) DO UPDATE SET "
+                                       "usd_num = excluded.usd_num, usd_den = excluded.usd_den, "
+                                       "source = excluded.source");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, currency);
@@ -720,8 +732,10 @@ int aml_ingest_jurisdiction(aml_ingest *in, const char *list, const char *countr
 {
     if (!valid_date(from) || !valid_date(to) || !from)
         return aml_errf(err, "jurisdiction: effective dates must be YYYY-MM-DD");
-    aml_st *st = aml_stmt(in->s, "INSERT OR REPLACE INTO jurisdiction_lists(list_name, country, effective_from, "
-                                       "effective_to, source_url) VALUES (?,?,?,?,?)");
+    aml_st *st = aml_stmt(in->s, "INSERT INTO jurisdiction_lists(list_name, country, effective_from, "
+                                       "effective_to, source_url) VALUES (?,?,?,?,?) "
+                                       "ON CONFLICT(list_name, country, effective_from) DO UPDATE SET "
+                                       "effective_to = excluded.effective_to, source_url = excluded.source_url");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(in->s));
     aml_bind_text(st, 1, list);

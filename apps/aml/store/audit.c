@@ -3,11 +3,19 @@
  * previous entry's hash and its own length-prefixed fields, so altering,
  * re-hashing or deleting a row breaks the chain where it happened.
  */
+#include "store/pg_conn.h"
 #include "store/store.h"
 
 #include <string.h>
 
 #define GENESIS "0000000000000000000000000000000000000000000000000000000000000000"
+/* AML_PG_LOCK_AUDIT (pg_conn.h) as SQL text. */
+#define AUDIT_LOCK "4705500959009144834"
+_Static_assert(AML_PG_LOCK_AUDIT == 4705500959009144834LL, "AUDIT_LOCK is AML_PG_LOCK_AUDIT");
+
+/* The highest sequence number ever given (rows cut from the end leave it ahead of the last row). */
+static const char sql_head_lite[] = "SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'";
+static const char sql_head_pg[] = "SELECT seq FROM audit_head";
 
 /* Length-prefixed, so no field value can forge a field boundary. */
 static void hash_field(aml_sha256 *h, const char *v)
@@ -46,6 +54,10 @@ int aml_audit_append(aml_store *s, const aml_audit_entry *e, aml_err *err)
     int own = !aml_in_tx(s);
     if (own && aml_begin(s, err))
         return -1;
+    int pg = aml_store_backend(s) == AML_BACKEND_PG;
+    /* PostgreSQL: writers on other connections take turns on the chain's head (SQLite's write lock does it there). */
+    if (pg && aml_exec(s, "SELECT pg_advisory_xact_lock(" AUDIT_LOCK ")", err))
+        goto fail_msg;
     char prev[65] = GENESIS;
     int64_t seq = 1;
     aml_st *st = aml_stmt(s, "SELECT seq, entry_hash FROM audit_log ORDER BY seq DESC LIMIT 1");
@@ -56,8 +68,8 @@ int aml_audit_append(aml_store *s, const aml_audit_entry *e, aml_err *err)
         snprintf(prev, sizeof prev, "%s", aml_col_text(st, 1));
     }
     aml_reset(st);
-    /* AUTOINCREMENT never reuses a number: take the next one from sqlite_sequence. */
-    st = aml_stmt(s, "SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'");
+    /* AUTOINCREMENT never reuses a number: take the next one from sqlite_sequence (PostgreSQL: audit_head). */
+    st = aml_stmt(s, pg ? sql_head_pg : sql_head_lite);
     if (!st)
         goto fail;
     if (aml_step(st) == AML_ROW && aml_col_int(st, 0) + 1 > seq)
@@ -84,6 +96,15 @@ int aml_audit_append(aml_store *s, const aml_audit_entry *e, aml_err *err)
     aml_bind_text(st, 11, hash);
     if (aml_step_done(s, st, err))
         goto fail_msg;
+    if (pg) {
+        st = aml_stmt(s, "INSERT INTO audit_head(single, seq) VALUES (true, ?) "
+                         "ON CONFLICT(single) DO UPDATE SET seq = excluded.seq");
+        if (!st)
+            goto fail;
+        aml_bind_int(st, 1, seq);
+        if (aml_step_done(s, st, err))
+            goto fail_msg;
+    }
     if (own && aml_commit(s, err))
         goto fail_msg;
     return 0;
@@ -133,7 +154,7 @@ int aml_audit_verify(aml_store *s, FILE *out, int64_t *bad_seq, aml_err *err)
         return aml_errf(err, "audit log: %s", aml_errmsg(s));
     if (!bad) {
         /* Rows cut from the end leave sqlite_sequence ahead of the last row. */
-        aml_st *q = aml_stmt(s, "SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'");
+        aml_st *q = aml_stmt(s, aml_store_backend(s) == AML_BACKEND_PG ? sql_head_pg : sql_head_lite);
         if (q && aml_step(q) == AML_ROW && aml_col_int(q, 0) >= expect) {
             bad = expect;
             why = "rows are missing at the end of the log";
