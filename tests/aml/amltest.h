@@ -11,6 +11,7 @@
 #include "commands/gen.h"
 #include "commands/ingest.h"
 #include "engine/scan.h"
+#include "pgtest.h"
 #include "testlib.h"
 
 #include <stdarg.h>
@@ -37,10 +38,31 @@ static inline void fx_date(int day, char *out)
     aml_fmt_date(fx_t(day, 0), out);
 }
 
+/*
+ * A fresh private store: in memory on SQLite or, when AML_TEST_DB names a
+ * PostgreSQL database (tests/lib/pg.sh sets it; tests/README.md), a fresh
+ * schema of that database. Tests that open their stores here run on both.
+ */
+static inline int amltest_open(aml_store **s, aml_err *err)
+{
+    if (!pgt_base())
+        return aml_store_open(s, NULL, AML_OPEN_CREATE, err);
+    char uri[1024];
+    if (pgt_fresh(uri, sizeof uri, NULL, 0))
+        return aml_errf(err, "cannot make a fresh schema in %s", pgt_base());
+    return aml_store_open(s, uri, AML_OPEN_CREATE, err);
+}
+
+/** 1 when the tests run on PostgreSQL (AML_TEST_DB). */
+static inline int amltest_pg(void)
+{
+    return pgt_base() != NULL;
+}
+
 static inline void fx_begin(fx *f)
 {
     memset(f, 0, sizeof *f);
-    f->ok = aml_store_open(&f->s, NULL, AML_OPEN_CREATE, &f->err) == 0 &&
+    f->ok = amltest_open(&f->s, &f->err) == 0 &&
             aml_ingest_begin(&f->in, f->s, NULL, &f->err) == 0;
     if (!f->ok)
         fprintf(stderr, "fixture: %s\n", f->err.msg);

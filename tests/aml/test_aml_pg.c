@@ -308,6 +308,203 @@ static void test_stream_and_copy(void)
     aml_pg_free(pg);
 }
 
+/* The server ends the session (a restart, an administrator): one statement fails, the next ones work. */
+static void test_reconnect(void)
+{
+    char uri[512], sql[96];
+    aml_pg *pg = fresh(uri, sizeof uri);
+    T_NOT_NULL(pg);
+    if (!pg)
+        return;
+    static const char q[] = "SELECT count(*) FROM meta WHERE key <> ?";
+    aml_pg_st *st = aml_pg_get(pg, q, 0);
+    aml_pg_bind(st, 1, "x", 1, AML_PG_UNKNOWN);
+    T_EQ_INT(aml_pg_step(st), AML_ROW);
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", PQbackendPID(aml_pg_conn(pg)));
+    T_EQ_INT(pgt_exec(sql), 0);
+    st = aml_pg_get(pg, q, 0);
+    aml_pg_bind(st, 1, "x", 1, AML_PG_UNKNOWN);
+    T_EQ_INT(aml_pg_step(st), -1);
+    T_TRUE(strstr(aml_pg_errmsg(pg), "connection to PostgreSQL lost") != NULL);
+    st = aml_pg_get(pg, q, 0);
+    aml_pg_bind(st, 1, "x", 1, AML_PG_UNKNOWN);
+    T_EQ_INT(aml_pg_step(st), AML_ROW);
+    T_EQ_INT(aml_pg_col_int(st, 0), 0);
+    aml_pg_reset(st);
+    aml_pg_free(pg);
+}
+
+/* ---- through the store API (store.h) ---------------------------------------- */
+
+static aml_store *store_fresh(char *uri, size_t n)
+{
+    aml_store *s = NULL;
+    aml_err err = {{0}};
+    if (pgt_fresh(uri, n, NULL, 0) || aml_store_open(&s, uri, AML_OPEN_CREATE, &err)) {
+        fprintf(stderr, "store_fresh: %s\n", err.msg);
+        return NULL;
+    }
+    return s;
+}
+
+static void test_store_open(void)
+{
+    char uri[512];
+    aml_store *s = store_fresh(uri, sizeof uri);
+    T_NOT_NULL(s);
+    if (!s)
+        return;
+    T_EQ_INT(aml_store_backend(s), AML_BACKEND_PG);
+    /* Seeded by schema.c's seed of migration 1, in the migration's transaction. */
+    aml_st *st = aml_prepare(s, "SELECT count(*) FROM jurisdiction_lists WHERE list_name = ?");
+    T_NOT_NULL(st);
+    aml_bind_text(st, 1, "fatf_call_for_action");
+    T_EQ_INT(aml_step(st), AML_ROW);
+    T_EQ_INT(aml_col_int(st, 0), 3);
+    aml_finalize(st);
+    /* One-off SQL is not cached by address: the same buffer with another text runs the new text. */
+    char buf[64];
+    for (int k = 1; k <= 2; k++) {
+        snprintf(buf, sizeof buf, "SELECT %d", k);
+        st = aml_prepare(s, buf);
+        T_EQ_INT(aml_step(st), AML_ROW);
+        T_EQ_INT(aml_col_int(st, 0), k);
+        aml_finalize(st);
+    }
+    /* aml_reset keeps the bindings; aml_stmt clears them. */
+    static const char cat[] = "SELECT CAST(? AS text) || CAST(? AS text)";
+    st = aml_stmt(s, cat);
+    aml_bind_text(st, 1, "a");
+    aml_bind_text(st, 2, "b");
+    T_EQ_INT(aml_step(st), AML_ROW);
+    T_EQ_STR(aml_col_text(st, 0), "ab");
+    aml_reset(st);
+    aml_bind_text(st, 2, "c");
+    T_EQ_INT(aml_step(st), AML_ROW);
+    T_EQ_STR(aml_col_text(st, 0), "ac");
+    st = aml_stmt(s, cat);
+    aml_bind_text(st, 2, "d");
+    T_EQ_INT(aml_step(st), AML_ROW);
+    T_TRUE(aml_col_null(st, 0));
+    aml_reset(st);
+    char v[32];
+    T_EQ_INT(aml_meta_get(s, "schema.created_by", v, sizeof v), 0);
+    T_EQ_STR(v, "mcp-server-aml");
+    aml_err err = {{0}};
+    T_EQ_INT(aml_meta_set(s, "k", "v", &err), 0);
+    /* A unique violation is told apart. */
+    T_EQ_INT(aml_exec(s, "INSERT INTO meta VALUES ('k', 'again')", &err), -1);
+    T_TRUE(aml_err_unique(s));
+    T_EQ_INT(aml_exec(s, "INSERT INTO meta VALUES (NULL, 'x')", &err), -1);
+    T_FALSE(aml_err_unique(s));
+    aml_store_close(s);
+    /* Errors naming the store never show a password. */
+    T_EQ_INT(aml_store_open(&s, "postgresql://aml:hunter2@127.0.0.1:1/aml", 0, &err), -1);
+    T_TRUE(strstr(err.msg, "hunter2") == NULL);
+    T_EQ_INT(aml_store_open(&s, "postgres://aml@127.0.0.1:1/aml?connect_timeout=2", 0, &err), -1);
+    T_TRUE(strstr(err.msg, "cannot connect") != NULL);
+}
+
+static void test_store_copy_stream(void)
+{
+    char uri[512];
+    aml_store *s = store_fresh(uri, sizeof uri);
+    T_NOT_NULL(s);
+    if (!s)
+        return;
+    aml_err err = {{0}};
+    T_EQ_INT(aml_copy_begin(s, "COPY accounts(acct_no, account_id, holder_name, opening_deposit_minor) FROM STDIN",
+                            &err),
+             0);
+    char id[32];
+    for (int i = 1; i <= 20000; i++) {
+        snprintf(id, sizeof id, "ACC-%06d", i);
+        aml_copy_int(s, i);
+        aml_copy_text(s, id);
+        aml_copy_text(s, i == 5 ? "O'Brien\t\\ \xc3\xa9" : NULL);
+        aml_copy_int_opt(s, i, i % 2);
+        T_EQ_INT(aml_copy_row_end(s, &err), 0);
+    }
+    T_EQ_INT(aml_copy_end(s, &err), 0);
+    T_EQ_INT(aml_changes(s), 20000);
+    T_EQ_INT(aml_account_no(s, "ACC-000005"), 5);
+    static const char all[] = "SELECT acct_no, holder_name, opening_deposit_minor FROM accounts ORDER BY acct_no";
+    aml_st *st = aml_stmt_stream(s, all);
+    int64_t n = 0, sum = 0, nulls = 0;
+    while (aml_step(st) == AML_ROW) {
+        n++;
+        sum += aml_col_int(st, 0);
+        nulls += aml_col_null(st, 2);
+        if (aml_col_int(st, 0) == 5)
+            T_EQ_STR(aml_col_text(st, 1), "O'Brien\t\\ \xc3\xa9");
+    }
+    aml_reset(st);
+    T_EQ_INT(n, 20000);
+    T_TRUE(sum == 20000LL * 20001 / 2);
+    T_EQ_INT(nulls, 10000);
+    /* A rowid insert after COPY's explicit keys continues from the largest. */
+    st = aml_stmt(s, "INSERT INTO accounts(account_id) VALUES (?) RETURNING acct_no");
+    aml_bind_text(st, 1, "NEW");
+    int64_t no = 0;
+    T_EQ_INT(aml_step_id(s, st, &no, &err), 0);
+    T_EQ_INT(no, 20001);
+    /* COPY on SQLite says it needs PostgreSQL. */
+    aml_store *lite = NULL;
+    T_EQ_INT(aml_store_open(&lite, NULL, AML_OPEN_CREATE, &err), 0);
+    T_EQ_INT(aml_copy_begin(lite, "COPY meta FROM STDIN", &err), -1);
+    T_TRUE(strstr(err.msg, "PostgreSQL") != NULL);
+    aml_store_close(lite);
+    aml_store_close(s);
+}
+
+/* Two processes append to one chain at once; it verifies whole. */
+static void test_audit_two_writers(void)
+{
+    char uri[512];
+    aml_store *s = store_fresh(uri, sizeof uri);
+    T_NOT_NULL(s);
+    if (!s)
+        return;
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            aml_store *c = NULL;
+            aml_err err = {{0}};
+            int bad = aml_store_open(&c, uri, 0, &err);
+            for (int i = 0; i < 200 && !bad; i++) {
+                char req[65], detail[32];
+                snprintf(detail, sizeof detail, "writer %d call %d", k, i);
+                aml_sha256_hex(detail, strlen(detail), req);
+                aml_audit_entry e = {"tester", "tool.assessCase", NULL, req, req, "ok", detail};
+                bad = aml_audit_append(c, &e, &err);
+            }
+            if (bad)
+                fprintf(stderr, "writer %d: %s\n", k, err.msg);
+            aml_store_close(c);
+            _exit(bad ? 1 : 0);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        int status = 0;
+        waitpid(kids[k], &status, 0);
+        T_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    int64_t bad = 0;
+    aml_err err = {{0}};
+    T_EQ_INT(aml_audit_verify(s, stderr, &bad, &err), 0);
+    aml_st *st = aml_prepare(s, "SELECT count(*), max(seq) FROM audit_log");
+    T_EQ_INT(aml_step(st), AML_ROW);
+    T_EQ_INT(aml_col_int(st, 0), 400);
+    T_EQ_INT(aml_col_int(st, 1), 400);
+    aml_finalize(st);
+    /* A cut tail (the trigger dropped by someone with access) is found through audit_head. */
+    T_EQ_INT(aml_exec(s, "DROP TRIGGER audit_no_delete ON audit_log; DELETE FROM audit_log WHERE seq = 400", &err), 0);
+    T_EQ_INT(aml_audit_verify(s, NULL, &bad, &err), 1);
+    T_EQ_INT(bad, 400);
+    aml_store_close(s);
+}
+
 static int have_db(void)
 {
     if (pgt_base())
@@ -323,4 +520,5 @@ static void test_environment(void)
 
 TEST_MAIN(TEST(test_environment), TEST(test_translate), TEST(test_redact), TEST(test_password_refused),
           TEST(test_schema), TEST(test_stranger), TEST(test_concurrent_open), TEST(test_round_trip),
-          TEST(test_transactions), TEST(test_stream_and_copy))
+          TEST(test_transactions), TEST(test_stream_and_copy), TEST(test_reconnect), TEST(test_store_open),
+          TEST(test_store_copy_stream), TEST(test_audit_two_writers))

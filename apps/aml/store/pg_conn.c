@@ -24,7 +24,8 @@ struct aml_pg_st {
     char name[16];      /* prepared statement / cursor name */
     int nparams;        /* placeholders */
     int stream;         /* rows through a cursor */
-    int prepared;       /* PQprepare done on this connection */
+    unsigned prepared;  /* the connection generation it was prepared in (0: not yet) */
+    int oneshot;        /* never prepared: PQexecParams each run */
     int nbound;         /* highest parameter bound since the reset */
     char **vals;        /* nparams values (malloc'd) or NULL */
     Oid *types;         /* nparams type hints, fixed at the first prepare */
@@ -48,6 +49,7 @@ struct aml_pg {
     size_t copylen;            /* bytes in it */
     int copy_field;            /* fields written in the current COPY row */
     int copy_failed;           /* a put failed: the end reports it */
+    unsigned gen;              /* connection generation: a reset re-prepares every statement */
 };
 
 /* ---- URI ---------------------------------------------------------------- */
@@ -109,6 +111,25 @@ void aml_pg_redact(const char *uri, char *out, size_t n)
 
 /* ---- errors -------------------------------------------------------------- */
 
+static const char session_setup[] = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; "
+                                    "SET client_min_messages TO warning; SET IntervalStyle TO 'iso_8601'";
+
+/*
+ * A lost connection (the server restarted, a network cut) is reset once it
+ * is noticed: the statement that noticed fails (it may or may not have run,
+ * so it is not repeated), the next ones run on the new connection, prepared
+ * again. A transaction open at the time is gone with the connection.
+ */
+static void recover(aml_pg *pg)
+{
+    if (PQstatus(pg->conn) != CONNECTION_BAD)
+        return;
+    PQreset(pg->conn);
+    pg->gen++;
+    if (PQstatus(pg->conn) == CONNECTION_OK)
+        PQclear(PQexec(pg->conn, session_setup));
+}
+
 /* Keeps a failed result's message (its primary text) and SQLSTATE. */
 static void set_error(aml_pg *pg, const PGresult *r)
 {
@@ -123,8 +144,12 @@ static void set_error(aml_pg *pg, const PGresult *r)
     size_t len = strlen(pg->errmsg);
     while (len && (pg->errmsg[len - 1] == '\n' || pg->errmsg[len - 1] == ' '))
         pg->errmsg[--len] = '\0';
-    if (!len)
-        snprintf(pg->errmsg, sizeof pg->errmsg, "PostgreSQL: connection lost");
+    if (PQstatus(pg->conn) == CONNECTION_BAD) {
+        char why[300];
+        snprintf(why, sizeof why, "%.299s", len ? pg->errmsg : "no answer");
+        snprintf(pg->errmsg, sizeof pg->errmsg, "connection to PostgreSQL lost (%s); reconnecting", why);
+        recover(pg);
+    }
 }
 
 /* 0 when r is a success of the wanted kind; else -1 with the error kept. r is consumed on failure. */
@@ -180,8 +205,6 @@ static const char *check_uri(const char *uri, char *buf, size_t n)
                  : NULL;
 }
 
-static const char session_setup[] = "SET TimeZone TO 'UTC'; SET DateStyle TO 'ISO, YMD'; "
-                                    "SET client_min_messages TO warning; SET IntervalStyle TO 'iso_8601'";
 
 int aml_pg_connect(aml_pg **out, const char *uri, aml_err *err)
 {
@@ -209,6 +232,7 @@ int aml_pg_connect(aml_pg **out, const char *uri, aml_err *err)
         return -1;
     }
     PQsetNoticeProcessor(pg->conn, quiet_notice, NULL);
+    pg->gen = 1;
     if (aml_pg_exec(pg, session_setup)) {
         aml_errf(err, "%s: %s", pg->name, pg->errmsg);
         aml_pg_free(pg);
@@ -357,7 +381,12 @@ static void st_free(aml_pg_st *st)
     free(st);
 }
 
-static aml_pg_st *st_new(aml_pg *pg, const char *sql, int stream)
+void aml_pg_st_free(aml_pg_st *st)
+{
+    st_free(st);
+}
+
+aml_pg_st *aml_pg_st_new(aml_pg *pg, const char *sql, int stream, int oneshot)
 {
     aml_pg_st *st = calloc(1, sizeof *st);
     if (!st)
@@ -365,6 +394,7 @@ static aml_pg_st *st_new(aml_pg *pg, const char *sql, int stream)
     st->pg = pg;
     st->sql = sql;
     st->stream = stream;
+    st->oneshot = oneshot;
     st->text = aml_pg_translate(sql, &st->nparams);
     if (!st->text) {
         snprintf(pg->errmsg, sizeof pg->errmsg, "a placeholder is out of range (1..%d) or no memory", PG_MAX_PARAMS);
@@ -391,11 +421,11 @@ aml_pg_st *aml_pg_get(aml_pg *pg, const char *sql, int stream)
     for (size_t k = 0; k < PG_CACHE; k++) {
         aml_pg_st **slot = &pg->slots[(h + k) % PG_CACHE];
         if (*slot && (*slot)->sql == sql && (*slot)->stream == !!stream) {
-            aml_pg_reset(*slot);
+            aml_pg_clear(*slot);
             return *slot;
         }
         if (!*slot) {
-            *slot = st_new(pg, sql, !!stream);
+            *slot = aml_pg_st_new(pg, sql, !!stream, 0);
             return *slot;
         }
     }
@@ -419,7 +449,7 @@ void aml_pg_bind(aml_pg_st *st, int i, const char *v, size_t n, unsigned type)
         }
         st->vals[i - 1] = c;
     }
-    if (!st->prepared)
+    if (!st->prepared || st->oneshot)
         st->types[i - 1] = type;
     if (i > st->nbound)
         st->nbound = i;
@@ -448,13 +478,13 @@ void aml_pg_bind_double(aml_pg_st *st, int i, double v)
 /* Prepares once per connection, with the parameter types of the first bindings. */
 static int prepare(aml_pg_st *st)
 {
-    if (st->prepared)
+    if (st->prepared == st->pg->gen)
         return 0;
     PGresult *r = PQprepare(st->pg->conn, st->name, st->text, st->nparams, st->types);
     if (check(st->pg, r, PGRES_COMMAND_OK))
         return -1;
     PQclear(r);
-    st->prepared = 1;
+    st->prepared = st->pg->gen;
     return 0;
 }
 
@@ -525,9 +555,15 @@ static int execute(aml_pg_st *st)
     st->started = 1;
     if (st->stream)
         return open_cursor(st);
-    if (prepare(st))
-        return -1;
-    PGresult *r = PQexecPrepared(st->pg->conn, st->name, st->nparams, (const char *const *)st->vals, NULL, NULL, 0);
+    PGresult *r;
+    if (st->oneshot) {
+        r = PQexecParams(st->pg->conn, st->text, st->nparams, st->types, (const char *const *)st->vals, NULL, NULL,
+                         0);
+    } else {
+        if (prepare(st))
+            return -1;
+        r = PQexecPrepared(st->pg->conn, st->name, st->nparams, (const char *const *)st->vals, NULL, NULL, 0);
+    }
     st->exhausted = 1;
     return take_result(st, r);
 }
@@ -588,6 +624,11 @@ void aml_pg_reset(aml_pg_st *st)
         end_stream(st);
     st->started = st->exhausted = 0;
     st->row = -1;
+}
+
+void aml_pg_clear(aml_pg_st *st)
+{
+    aml_pg_reset(st);
     clear_binds(st);
 }
 

@@ -16,15 +16,10 @@
 #ifndef AML_STORE_PG_CONN_H
 #define AML_STORE_PG_CONN_H
 
-#include "util/util.h"
+#include "store/store.h"
 
 #include <libpq-fe.h>
 #include <stdint.h>
-
-#ifndef AML_ROW
-#define AML_ROW 100  /* a row is ready (same value as SQLITE_ROW) */
-#define AML_DONE 101 /* no more rows (same value as SQLITE_DONE) */
-#endif
 
 typedef struct aml_pg aml_pg;       /* a connection and its statement cache */
 typedef struct aml_pg_st aml_pg_st; /* a prepared statement on it */
@@ -59,10 +54,18 @@ PGconn *aml_pg_conn(aml_pg *pg);
  * in store.h). NULL on error (aml_pg_errmsg).
  */
 aml_pg_st *aml_pg_get(aml_pg *pg, const char *sql, int stream);
+/**
+ * A statement outside the cache (the caller frees it with aml_pg_st_free).
+ * `oneshot`: never prepared, each run parsed anew (aml_prepare's one-off SQL).
+ */
+aml_pg_st *aml_pg_st_new(aml_pg *pg, const char *sql, int stream, int oneshot);
+void aml_pg_st_free(aml_pg_st *st);
 /** Runs (at the first step) or advances: AML_ROW, AML_DONE or -1 (aml_pg_errmsg). */
 int aml_pg_step(aml_pg_st *st);
-/** Drops the result (closing a stream's cursor) and clears the bindings. */
+/** Ends the current run (closing a stream's cursor); the bindings stay. */
 void aml_pg_reset(aml_pg_st *st);
+/** aml_pg_reset and clears the bindings. */
+void aml_pg_clear(aml_pg_st *st);
 /** Binds parameter i (1-based) to n bytes of v as text; v NULL binds NULL. */
 void aml_pg_bind(aml_pg_st *st, int i, const char *v, size_t n, unsigned type);
 void aml_pg_bind_int(aml_pg_st *st, int i, int64_t v);

@@ -15,6 +15,10 @@
  *    the same number); RETURNING reads it back;
  *  - SQLite's append-only triggers (RAISE(ABORT, ...)) are trigger function
  *    aml_append_only with the same messages, and also refuse TRUNCATE;
+ *  - no REFERENCES: SQLite runs with foreign_keys = OFF (store.c), so the
+ *    references schema.c declares are documentation there and are not
+ *    enforced here either (same accepted data; COPY without a trigger per
+ *    row and reference);
  *  - AUTOINCREMENT's high-water mark of the audit log (sqlite_sequence) is
  *    the table audit_head, written in the same transaction as each entry.
  *
@@ -95,8 +99,8 @@ static const char *const pg_migration_1[] = {
     "  holder_name " T ");\n"
     "CREATE INDEX accounts_country ON accounts(country);\n" ROWID("accounts", "acct_no"),
     "CREATE TABLE account_parties (\n"
-    "  acct_no " I " NOT NULL REFERENCES accounts(acct_no),\n"
-    "  customer_id " T " NOT NULL REFERENCES customers(customer_id),\n"
+    "  acct_no " I " NOT NULL,\n"
+    "  customer_id " T " NOT NULL,\n"
     "  role " T " NOT NULL CHECK (role IN ('primary','joint','signatory','beneficial_owner')),\n"
     "  PRIMARY KEY (acct_no, customer_id, role));\n"
     "CREATE INDEX account_parties_customer ON account_parties(customer_id);\n",
@@ -106,8 +110,8 @@ static const char *const pg_migration_1[] = {
     "  booked_at " I " NOT NULL,\n"
     "  time_precision " T " NOT NULL DEFAULT 'second'\n"
     "    CHECK (time_precision = 'second' OR time_precision = 'minute' OR time_precision = 'day'),\n"
-    "  from_acct " I " REFERENCES accounts(acct_no),\n"
-    "  to_acct " I " REFERENCES accounts(acct_no),\n"
+    "  from_acct " I ",\n"
+    "  to_acct " I ",\n"
     "  amount_minor " I " NOT NULL CHECK (amount_minor >= 0),\n"
     "  currency " T " NOT NULL,\n"
     "  amount_base_minor " I " NOT NULL CHECK (amount_base_minor >= 0),\n"
@@ -131,7 +135,7 @@ static const char *const pg_migration_1[] = {
     "  country " T " NOT NULL, effective_from " T " NOT NULL, effective_to " T ", source_url " T ",\n"
     "  PRIMARY KEY (list_name, country, effective_from));\n",
     "CREATE TABLE trade_documents (\n"
-    "  doc_id " T " PRIMARY KEY, txn_no " I " NOT NULL REFERENCES transactions(txn_no),\n"
+    "  doc_id " T " PRIMARY KEY, txn_no " I " NOT NULL,\n"
     "  buyer_name " T ", seller_name " T ",\n"
     "  invoice_amount_minor " I " NOT NULL CHECK (invoice_amount_minor >= 0), currency " T " NOT NULL,\n"
     "  goods_description " T ", hs_code " T ", origin_country " T ", destination_country " T ");\n"
@@ -150,12 +154,12 @@ static const char *const pg_migration_1[] = {
     "  case_score " I ",\n"
     "  last_assessment_id " T ");\n",
     "CREATE TABLE case_accounts (\n"
-    "  case_id " T " NOT NULL REFERENCES cases(case_id),\n"
-    "  acct_no " I " NOT NULL REFERENCES accounts(acct_no),\n"
+    "  case_id " T " NOT NULL,\n"
+    "  acct_no " I " NOT NULL,\n"
     "  PRIMARY KEY (case_id, acct_no));\n"
     "CREATE INDEX case_accounts_acct ON case_accounts(acct_no);\n",
     "CREATE TABLE case_typologies (\n"
-    "  case_id " T " NOT NULL REFERENCES cases(case_id), typology_id " T " NOT NULL,\n"
+    "  case_id " T " NOT NULL, typology_id " T " NOT NULL,\n"
     "  score " I " NOT NULL, PRIMARY KEY (case_id, typology_id));\n"
     "CREATE INDEX case_typologies_typology ON case_typologies(typology_id);\n",
     "CREATE TABLE gt_instances (\n"
@@ -167,7 +171,7 @@ static const char *const pg_migration_1[] = {
     "  PRIMARY KEY (instance_id, acct_no));\n",
     "CREATE TABLE assessments (\n"
     "  assessment_id " T " PRIMARY KEY,\n"
-    "  case_id " T " NOT NULL REFERENCES cases(case_id),\n"
+    "  case_id " T " NOT NULL,\n"
     "  kind " T " NOT NULL CHECK (kind IN ('typology','case')),\n"
     "  requested_typologies " T " NOT NULL,\n"
     "  engine_version " T " NOT NULL, catalog_version " T " NOT NULL,\n"
@@ -180,7 +184,7 @@ static const char *const pg_migration_1[] = {
     "  result_json " T " NOT NULL);\n"
     "CREATE INDEX assessments_case ON assessments(case_id);\n",
     "CREATE TABLE assessment_findings (\n"
-    "  assessment_id " T " NOT NULL REFERENCES assessments(assessment_id),\n"
+    "  assessment_id " T " NOT NULL,\n"
     "  typology_id " T " NOT NULL,\n"
     "  status " T " NOT NULL CHECK (status IN ('matched','not_matched','not_evaluable')),\n"
     "  score " I " NOT NULL, explanation " T " NOT NULL,\n"
@@ -188,13 +192,13 @@ static const char *const pg_migration_1[] = {
     "  PRIMARY KEY (assessment_id, typology_id));\n",
     "CREATE TABLE finding_evidence (\n"
     "  assessment_id " T " NOT NULL, typology_id " T " NOT NULL,\n"
-    "  txn_no " I " NOT NULL REFERENCES transactions(txn_no),\n"
+    "  txn_no " I " NOT NULL,\n"
     "  ordinal " I " NOT NULL, role " T " NOT NULL CHECK (role IN ('trigger','context')),\n"
     "  PRIMARY KEY (assessment_id, typology_id, txn_no));\n",
     "CREATE TABLE sar_drafts (\n"
     "  sar_draft_id " T " PRIMARY KEY,\n"
-    "  case_id " T " NOT NULL REFERENCES cases(case_id),\n"
-    "  assessment_id " T " NOT NULL REFERENCES assessments(assessment_id),\n"
+    "  case_id " T " NOT NULL,\n"
+    "  assessment_id " T " NOT NULL,\n"
     "  version " I " NOT NULL,\n"
     "  filing_type " T " NOT NULL CHECK (filing_type IN ('initial','continuing','correct_amend','joint')),\n"
     "  prior_bsa_id " T ",\n"
@@ -235,7 +239,7 @@ static const char *const pg_migration_2[] = {
 
 static const char *const pg_migration_3[] = {
     "CREATE TABLE coverage (\n"
-    "  acct_no " I " NOT NULL REFERENCES accounts(acct_no),\n"
+    "  acct_no " I " NOT NULL,\n"
     "  source " T " NOT NULL,\n"
     "  observed_from " I " NOT NULL,\n"
     "  basis " T " NOT NULL CHECK (basis IN ('import_start','first_activity','declared','migrated')),\n"
@@ -246,8 +250,8 @@ static const char *const pg_migration_3[] = {
     "   UNION ALL SELECT to_acct, booked_at FROM transactions WHERE to_acct IS NOT NULL) x\n"
     "  JOIN accounts a ON a.acct_no = x.acct WHERE a.is_internal = 1 GROUP BY x.acct;\n",
     "CREATE TABLE scan_matches (\n"
-    "  run_id " I " NOT NULL REFERENCES scan_runs(run_id),\n"
-    "  acct_no " I " NOT NULL REFERENCES accounts(acct_no),\n"
+    "  run_id " I " NOT NULL,\n"
+    "  acct_no " I " NOT NULL,\n"
     "  typology_id " T " NOT NULL, score " I " NOT NULL, case_id " T ",\n"
     "  PRIMARY KEY (run_id, acct_no, typology_id));\n",
     NULL,
@@ -255,7 +259,7 @@ static const char *const pg_migration_3[] = {
 
 static const char *const pg_migration_4[] = {
     "CREATE TABLE case_workflow (\n"
-    "  case_id " T " PRIMARY KEY REFERENCES cases(case_id),\n"
+    "  case_id " T " PRIMARY KEY,\n"
     "  state " T " NOT NULL CHECK (state IN ('open','in_review','pending_approval','closed')),\n"
     "  assignee " T ",\n"
     "  disposition " T " CHECK (disposition IN ('false_positive','confirmed_suspicious','inconclusive')),\n"
@@ -266,7 +270,7 @@ static const char *const pg_migration_4[] = {
     "CREATE INDEX case_workflow_state ON case_workflow(state);\n",
     "CREATE TABLE case_events (\n"
     "  event_id " I " PRIMARY KEY,\n"
-    "  case_id " T " NOT NULL REFERENCES cases(case_id),\n"
+    "  case_id " T " NOT NULL,\n"
     "  at " T " NOT NULL, actor " T " NOT NULL, action " T " NOT NULL,\n"
     "  from_state " T ", to_state " T ", detail " T ");\n"
     "CREATE INDEX case_events_case ON case_events(case_id, event_id);\n" ROWID("case_events", "event_id")
@@ -277,11 +281,11 @@ static const char *const pg_migration_4[] = {
 static const char *const pg_migration_5[] = {
     "CREATE TABLE suppressions (\n"
     "  suppression_id " I " PRIMARY KEY,\n"
-    "  acct_no " I " NOT NULL REFERENCES accounts(acct_no),\n"
-    "  counterparty_acct " I " REFERENCES accounts(acct_no),\n"
+    "  acct_no " I " NOT NULL,\n"
+    "  counterparty_acct " I ",\n"
     "  typology_id " T ",\n"
     "  until " T " NOT NULL, reason " T " NOT NULL,\n"
-    "  case_id " T " NOT NULL REFERENCES cases(case_id),\n"
+    "  case_id " T " NOT NULL,\n"
     "  created_by " T " NOT NULL, created_at " T " NOT NULL,\n"
     "  CHECK (counterparty_acct IS NOT NULL OR typology_id IS NOT NULL));\n"
     "CREATE INDEX suppressions_acct ON suppressions(acct_no, until);\n" ROWID("suppressions", "suppression_id")
@@ -307,7 +311,7 @@ static const char *const pg_migration_6[] = {
     "  schema " T " NOT NULL,\n"
     "  caption " T " NOT NULL,\n"
     "  properties " T " NOT NULL,\n"
-    "  version_id " I " NOT NULL REFERENCES screening_list_versions(version_id),\n"
+    "  version_id " I " NOT NULL,\n"
     "  UNIQUE (list_name, entity_id));\n" ROWID("screening_entities", "entity_no"),
     "CREATE TABLE screening_dismissals (\n"
     "  dismissal_id " I " PRIMARY KEY,\n"
@@ -320,7 +324,7 @@ static const char *const pg_migration_6[] = {
     "  UNIQUE (subject, list_name, entity_id));\n" ROWID("screening_dismissals", "dismissal_id"),
     "CREATE TABLE screening_findings (\n"
     "  finding_id " I " PRIMARY KEY,\n"
-    "  case_id " T " NOT NULL REFERENCES cases(case_id),\n"
+    "  case_id " T " NOT NULL,\n"
     "  subject " T " NOT NULL,\n"
     "  subject_name " T " NOT NULL,\n"
     "  list_name " T " NOT NULL,\n"

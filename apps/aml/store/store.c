@@ -66,7 +66,10 @@ static int pg_result(aml_store *s, int rc, aml_err *err)
 static int prepare(aml_store *s, aml_st *st)
 {
     if (s->pg) {
-        st->pg = aml_pg_get(s->pg, st->sql, st->stream);
+        /* aml_prepare's one-off SQL (outside the cache) is never prepared on the server: its text's address
+         * may hold another text next time. */
+        int oneshot = st < s->stmts || st >= s->stmts + AML_STMT_CACHE;
+        st->pg = aml_pg_st_new(s->pg, st->sql, st->stream, oneshot);
         if (!st->pg)
             pg_error(s);
         return st->pg ? 0 : -1;
@@ -87,7 +90,7 @@ static void clear(aml_st *st)
         sqlite3_reset(st->lite);
         sqlite3_clear_bindings(st->lite);
     } else {
-        aml_pg_reset(st->pg);
+        aml_pg_clear(st->pg);
     }
 }
 
@@ -149,7 +152,7 @@ void aml_finalize(aml_st *st)
         return;
     if (st->lite)
         sqlite3_finalize(st->lite);
-    /* A PostgreSQL statement stays in the connection's own cache (pg_conn.c). */
+    aml_pg_st_free(st->pg);
     free(st);
 }
 
@@ -184,7 +187,8 @@ void aml_store_finalize_all(aml_store *s)
         aml_st *st = &s->stmts[i];
         if (st->lite)
             sqlite3_finalize(st->lite);
-        memset(st, 0, sizeof *st); /* PostgreSQL statements belong to pg_conn.c's cache */
+        aml_pg_st_free(st->pg);
+        memset(st, 0, sizeof *st);
     }
     s->nstmts = 0;
 }

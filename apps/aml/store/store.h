@@ -78,9 +78,12 @@ void aml_store_unlock(aml_store *s);
  */
 aml_st *aml_stmt(aml_store *s, const char *sql);
 /**
- * Like aml_stmt, for a statement whose rows may be many (a scan's history):
- * on PostgreSQL its rows come through a cursor in batches instead of all at
- * once, so it needs an open transaction; on SQLite the same as aml_stmt.
+ * Like aml_stmt, for a statement whose rows may be too many to hold at
+ * once (the scan's transactions, the audit log): on PostgreSQL its rows
+ * come through a cursor, AML_PG_STREAM_BATCH (4,096) per round trip, inside
+ * the open transaction or else one of its own, which ends with the last row
+ * or the reset (so do not begin or commit while such a stream is open);
+ * other statements may run between its steps. On SQLite it is aml_stmt.
  */
 aml_st *aml_stmt_stream(aml_store *s, const char *sql);
 
@@ -139,6 +142,28 @@ void aml_jw_col_int(mcp_jw *w, aml_st *st, int i);
 int aml_step_done(aml_store *s, aml_st *st, aml_err *err);
 /** Runs an INSERT ... RETURNING <integer key> and stores the key in *id; 0 or -1. */
 int aml_step_id(aml_store *s, aml_st *st, int64_t *id, aml_err *err);
+
+/*
+ * Bulk load through COPY (PostgreSQL only; on SQLite aml_copy_begin fails
+ * saying so). `sql` is a static "COPY table(columns) FROM STDIN"; each row
+ * is its fields in order (aml_copy_text/_textn/_int/_int_opt/_null; text
+ * is escaped here, NULL text is NULL), then aml_copy_row_end. Data is sent
+ * in 64 KiB blocks; a constraint violation is reported by aml_copy_end,
+ * which fails the whole COPY (aml_changes() = rows copied on success).
+ * aml_copy_put sends rows already in COPY text format. While a COPY is
+ * open the connection runs nothing else.
+ */
+int aml_copy_begin(aml_store *s, const char *sql, aml_err *err);
+void aml_copy_text(aml_store *s, const char *v);
+void aml_copy_textn(aml_store *s, const char *v, size_t n);
+void aml_copy_int(aml_store *s, int64_t v);
+void aml_copy_int_opt(aml_store *s, int64_t v, int present);
+void aml_copy_null(aml_store *s);
+int aml_copy_row_end(aml_store *s, aml_err *err);
+int aml_copy_put(aml_store *s, const char *data, size_t n, aml_err *err);
+int aml_copy_end(aml_store *s, aml_err *err);
+/** Cancels an open COPY: nothing of it is kept. */
+void aml_copy_abort(aml_store *s, const char *why);
 
 /** meta table access (small key/value settings). */
 int aml_meta_get(aml_store *s, const char *key, char *out, size_t n);
