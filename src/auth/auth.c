@@ -937,6 +937,68 @@ mcp_status mcp_auth_verify(mcp_auth *a, const char *t, size_t len, mcp_principal
     return MCP_OK;
 }
 
+/* 1 when verifying a JWT could fetch the issuer's keys now: none loaded
+ * yet, stale, or its key id unknown while a refresh is allowed. */
+static int jwks_may_fetch(mcp_auth *a, const char *t, size_t len)
+{
+    if (!a->jwks_url && !a->jwks_file)
+        return 0;
+    uint64_t now = mcp__mono_ms();
+    pthread_mutex_lock(&a->keys_mu);
+    int stale = !a->keys || (a->jwks_url && now - a->loaded_ms >= a->max_age_ms);
+    mcp__keyset *ks = a->keys;
+    if (ks)
+        atomic_fetch_add(&ks->refs, 1);
+    pthread_mutex_unlock(&a->keys_mu);
+    uint64_t last = atomic_load(&a->attempt_ms);
+    int may_refresh = !last || now - last >= a->min_interval_ms;
+    int fetch = stale && may_refresh;
+    mcp__jwt *j = !fetch && may_refresh && ks ? mcp_malloc(sizeof *j) : NULL;
+    if (j && mcp__jwt_parse(t, len, a->algs, j, NULL) == MCP_OK) {
+        int known = 0;
+        for (size_t i = 0; i < ks->n && !known; i++)
+            known = !j->kid || (ks->keys[i].kid && strcmp(ks->keys[i].kid, j->kid) == 0);
+        fetch = !known;
+        mcp__jwt_cleanup(j);
+    }
+    mcp_free(j);
+    mcp__keyset_release(ks);
+    return fetch || (stale && !ks && !may_refresh); /* no keys, a first load under way: it waits */
+}
+
+int mcp__auth_may_block(mcp_auth *a, const char *header)
+{
+    const char *t = NULL, *msg;
+    size_t len = 0;
+    if (!a || !header || strlen(header) > a->max_token + 64 ||
+        mcp__auth_parse_bearer(header, &t, &len, &msg) != MCP_AUTH_OK || len == 0 || len > a->max_token ||
+        !token68(t, len))
+        return 0; /* refused at once */
+    unsigned char h[32];
+    int hashed = (a->cache || a->introspect_url) && EVP_Digest(t, len, h, NULL, EVP_sha256(), NULL) == 1;
+    if (hashed && a->cache) {
+        mcp_principal *p = cache_get(a, h, wall_s());
+        if (p) {
+            mcp_principal_free(p);
+            return 0;
+        }
+    }
+    if (a->has_keys && mcp__jwt_shaped(t, len))
+        return jwks_may_fetch(a, t, len);
+    if (!a->introspect_url)
+        return 0;
+    int refused = 0;
+    if (hashed) {
+        uint64_t idx;
+        memcpy(&idx, h, sizeof idx);
+        pthread_mutex_lock(&a->intro_mu);
+        nslot *ns = a->neg ? &a->neg[idx & (NEG_SLOTS - 1)] : NULL;
+        refused = ns && ns->until && memcmp(ns->h, h, 32) == 0 && wall_s() <= ns->until;
+        pthread_mutex_unlock(&a->intro_mu);
+    }
+    return !refused;
+}
+
 mcp_auth_error mcp__auth_parse_bearer(const char *h, const char **tok, size_t *len, const char **why)
 {
     *why = "this server requires a bearer token (Authorization: Bearer ...)";

@@ -126,6 +126,14 @@ mcp_auth_error mcp__auth_parse_bearer(const char *header, const char **tok, size
  */
 mcp_status mcp__scopes_normalize(const char *in, char **out);
 
+/*
+ * 1 when checking this Authorization header (mcp_auth_check_header) could
+ * wait on the network: an opaque token neither cached nor recently
+ * refused (introspection), or a JWT whose keys must be fetched first.
+ * The HTTP server checks those off its network threads.
+ */
+int mcp__auth_may_block(mcp_auth *a, const char *header);
+
 /* Takes one more reference to a principal (libmcp shares one per request). */
 mcp_principal *mcp__principal_ref(const mcp_principal *p);
 

@@ -90,6 +90,8 @@
 #define DEFAULT_REQUESTS_PER_CLIENT 16u /* requests in flight per client address, and per principal */
 #define DEFAULT_STREAMS_PER_CLIENT 16u  /* open streams (GET, listen) per client address, and per principal */
 #define IN_FLIGHT_RETRY_S 1u            /* Retry-After when over those */
+#define AUTH_THREADS 4u                 /* token checks waiting on the authorization server at once */
+#define AUTH_QUEUE 64u                  /* and queued behind them (then 503) */
 #define OFFENDER_MIN_BYTES (64u << 10)  /* over the server's budget, a request holding more
                                            unsent bytes than this is closed on its next event */
 #define MAX_REPLAY_EVENTS 256u          /* kept per legacy stream for Last-Event-ID (and bytes, above) */
@@ -200,7 +202,14 @@ struct hreq {
     hconn *hc;                  /* the connection's deadline record, or NULL */
     char addr[64];              /* the client's address as a quota key (client_key), "" when unknown */
     int held;                   /* HOLD_*: what it counts in hs->quota until it ends */
+    int auth_state;             /* AUTH_*: a token checked off the network threads (under mu) */
+    mcp_status auth_st;         /* that check's outcome, once AUTH_DONE */
+    mcp_auth_error auth_why;
+    char auth_msg[256];
+    int answered;               /* refused after its token check: nothing more to do */
 };
+
+enum { AUTH_NONE = 0, AUTH_WAITING, AUTH_DONE };
 
 /* What a request holds in the quotas of its address and principal. */
 enum { HOLD_NONE = 0, HOLD_REQUEST = 'r', HOLD_STREAM = 's' };
@@ -260,12 +269,15 @@ struct mcp_http_server {
     mcp__ratelimit *rl_addr;      /* per client address, or NULL */
     mcp__ratelimit *rl_subject;   /* per token subject, or NULL */
     mcp__quota *quota;            /* requests in flight and open streams per address and principal */
+    mcp__pool *auth_pool;         /* checks tokens that may wait on the network (introspection, a
+                                     key fetch) off the network threads; NULL without auth */
     unsigned requests_per_address; /* quotas on them */
     unsigned requests_per_principal;
     unsigned streams_per_address;
     unsigned streams_per_principal;
     uint64_t quota_logged;        /* (atomic) monotonic ms of the last quota refusal logged (one a second) */
     uint64_t budget_logged;       /* (atomic) the same for refusals over max_buffer_bytes */
+    uint64_t auth_logged;         /* (atomic) the same for a full auth pool */
     int tls;                      /* serving https */
     char *tls_cert;               /* PEM kept for libmicrohttpd while it runs */
     char *tls_key;
@@ -631,6 +643,128 @@ static enum MHD_Result count_authorization(void *cls, enum MHD_ValueKind kind, c
     return MHD_YES;
 }
 
+/* What a token check decided (r->principal set when it passed): 1 when the
+ * request may go on, 0 when it was answered (*res). */
+static int auth_checked(hreq *r, mcp_status st, mcp_auth_error why, const char *msg, enum MHD_Result *res)
+{
+    mcp_http_server *hs = r->hs;
+    struct MHD_Connection *mc = r->mc;
+    if (st == MCP_ERR_NOMEM || (st && why == MCP_AUTH_OK)) {
+        *res = reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: out of memory");
+        return 0;
+    }
+    if (st) {
+        /* The scopes to ask for: what every request needs when that is what
+         * failed, otherwise the basic set the server advertises. */
+        const char *scope = mcp_auth_scopes_supported(hs->auth);
+        if (why == MCP_AUTH_INSUFFICIENT_SCOPE || !*scope)
+            scope = mcp_auth_required_scopes(hs->auth);
+        *res = reply_auth(hs, mc, why, msg, scope);
+        return 0;
+    }
+    if (hs->rl_subject) {
+        char key[MCP__PRINCIPAL_KEY_SIZE];
+        mcp__principal_key(r->principal, key, sizeof key);
+        unsigned wait = mcp__ratelimit_take(hs->rl_subject, key, strlen(key), mcp__mono_ms());
+        if (wait) {
+            *res = reply_too_many(mc, wait);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* 1 at most once a second per `*last` (monotonic ms, atomic): a flood of
+ * refusals is logged, not written out one line each. */
+static int log_now(uint64_t *last_ms)
+{
+    uint64_t now = mcp__mono_ms(), last = __atomic_load_n(last_ms, __ATOMIC_RELAXED);
+    return now - last >= 1000u && __atomic_compare_exchange_n(last_ms, &last, now, 0, __ATOMIC_RELAXED,
+                                                               __ATOMIC_RELAXED);
+}
+
+static void hreq_unref(hreq *r);
+static void wake(hreq *r);
+
+/* A token check on the auth pool; resumes its request when done. */
+typedef struct auth_job {
+    mcp__job job; /* pool linkage; must stay first */
+    hreq *r;      /* holds a reference */
+    char *header; /* the Authorization header */
+} auth_job;
+
+static void auth_job_run(mcp__job *job)
+{
+    auth_job *j = (auth_job *)job;
+    hreq *r = j->r;
+    mcp_http_server *hs = r->hs;
+    mcp_principal *p = NULL;
+    mcp_auth_error why = MCP_AUTH_UNAVAILABLE;
+    mcp_error err;
+    memset(&err, 0, sizeof err);
+    pthread_mutex_lock(&hs->mu);
+    int stopping = hs->stopping;
+    pthread_mutex_unlock(&hs->mu);
+    mcp_status st = MCP_ERR_AUTH;
+    if (stopping)
+        snprintf(err.message, sizeof err.message, "the server is shutting down");
+    else
+        st = mcp_auth_check_header(hs->auth, j->header, &p, &why, &err);
+    pthread_mutex_lock(&r->mu);
+    r->principal = p;
+    r->auth_st = st;
+    r->auth_why = why;
+    snprintf(r->auth_msg, sizeof r->auth_msg, "%s", err.message);
+    r->auth_state = AUTH_DONE;
+    wake(r);
+    pthread_mutex_unlock(&r->mu);
+    hreq_unref(r);
+    mcp_free(j->header);
+    mcp_free(j);
+}
+
+/*
+ * Checks the token on the auth pool (bounded: a full queue is 503 with
+ * Retry-After) and suspends the request until then; access_handler picks
+ * it up again (auth_resumed). 0 with *res = MHD_YES, or the 503.
+ */
+static int auth_defer(hreq *r, const char *hv, enum MHD_Result *res)
+{
+    auth_job *j = mcp__calloc(1, sizeof *j);
+    char *h = j ? mcp__strdup(hv) : NULL;
+    if (!h) {
+        mcp_free(j);
+        *res = reply_plain(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: out of memory");
+        return 0;
+    }
+    j->job.run = auth_job_run;
+    j->r = r;
+    j->header = h;
+    pthread_mutex_lock(&r->mu);
+    r->refs++;
+    r->auth_state = AUTH_WAITING;
+    if (mcp__pool_submit(r->hs->auth_pool, &j->job) != MCP_OK) {
+        r->refs--;
+        r->auth_state = AUTH_NONE;
+        pthread_mutex_unlock(&r->mu);
+        mcp_free(h);
+        mcp_free(j);
+        if (log_now(&r->hs->auth_logged))
+            mcp__server_diag(r->hs->srv, MCP_LOG_WARNING,
+                             "http: the token checks waiting on the authorization server are at their limit; 503");
+        *res = reply_json_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, "temporarily_unavailable",
+                                "too many token checks waiting on the authorization server; retry later", NULL,
+                                IN_FLIGHT_RETRY_S);
+        return 0;
+    }
+    /* Suspending under r->mu pairs with the job's wake(). */
+    r->suspended = 1;
+    MHD_suspend_connection(r->mc);
+    pthread_mutex_unlock(&r->mu);
+    *res = MHD_YES;
+    return 0;
+}
+
 /*
  * Checks the bearer token of a request whose headers just arrived. Returns
  * 1 when it may go on (r->principal set), 0 when it was answered (*res).
@@ -651,32 +785,13 @@ static int authenticate(hreq *r, enum MHD_Result *res)
                           "access tokens are not accepted in the query string; send Authorization: Bearer", NULL);
         return 0;
     }
+    const char *hv = header(mc, "Authorization");
+    if (hs->auth_pool && mcp__auth_may_block(hs->auth, hv))
+        return auth_defer(r, hv, res);
     mcp_auth_error why;
     mcp_error err;
-    mcp_status st = mcp_auth_check_header(hs->auth, header(mc, "Authorization"), &r->principal, &why, &err);
-    if (st == MCP_ERR_NOMEM || (st && why == MCP_AUTH_OK)) {
-        *res = reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: out of memory");
-        return 0;
-    }
-    if (st) {
-        /* The scopes to ask for: what every request needs when that is what
-         * failed, otherwise the basic set the server advertises. */
-        const char *scope = mcp_auth_scopes_supported(hs->auth);
-        if (why == MCP_AUTH_INSUFFICIENT_SCOPE || !*scope)
-            scope = mcp_auth_required_scopes(hs->auth);
-        *res = reply_auth(hs, mc, why, err.message, scope);
-        return 0;
-    }
-    if (hs->rl_subject) {
-        char key[MCP__PRINCIPAL_KEY_SIZE];
-        mcp__principal_key(r->principal, key, sizeof key);
-        unsigned wait = mcp__ratelimit_take(hs->rl_subject, key, strlen(key), mcp__mono_ms());
-        if (wait) {
-            *res = reply_too_many(mc, wait);
-            return 0;
-        }
-    }
-    return 1;
+    mcp_status st = mcp_auth_check_header(hs->auth, hv, &r->principal, &why, &err);
+    return auth_checked(r, st, why, err.message, res);
 }
 
 /* 1 when `url` is one of the paths the metadata is served at. */
@@ -2138,15 +2253,6 @@ static enum MHD_Result post_in_session(hreq *r, mcp_rpc_msg *m, session *s)
  * era it belongs to. */
 /* ---- requests in flight and open streams per client ---- */
 
-/* 1 at most once a second per `*last` (monotonic ms, atomic): a flood of
- * refusals is logged, not written out one line each. */
-static int log_now(uint64_t *last_ms)
-{
-    uint64_t now = mcp__mono_ms(), last = __atomic_load_n(last_ms, __ATOMIC_RELAXED);
-    return now - last >= 1000u && __atomic_compare_exchange_n(last_ms, &last, now, 0, __ATOMIC_RELAXED,
-                                                               __ATOMIC_RELAXED);
-}
-
 /*
  * Over its budget for buffered response bytes (what the ticker's sweep
  * has not yet brought back under it), the server starts no new work: a
@@ -2447,6 +2553,8 @@ static enum MHD_Result handle_sse_message(hreq *r)
  * no body is checked here (rate limit, path, Host and Origin, token, a
  * POST's media types and length); MHD_YES lets the body come.
  */
+static int head_ok(hreq *r, enum MHD_Result *res);
+
 static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc, const char *url, const char *method,
                                   void **con_cls)
 {
@@ -2496,23 +2604,34 @@ static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc
         if (!authenticate(r, &res))
             return res;
     }
-    if (r->method == M_POST) {
-        const char *ct = header(mc, "Content-Type");
-        if (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' '))
-            return reply_plain(mc, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-                               "Unsupported Media Type: POST bodies are application/json");
-        const char *acc = header(mc, "Accept");
-        r->accept_json = mcp__http_accepts(acc, "application/json");
-        r->accept_sse = mcp__http_accepts(acc, "text/event-stream");
-        if (!r->accept_json && !r->accept_sse)
-            return reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE,
-                               "Not Acceptable: accept application/json and text/event-stream");
-        const char *cl = header(mc, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > hs->srv->opts.max_message)
-            return reply_rpc_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, NULL, MCP_RPC_INVALID_REQUEST,
-                                   "Invalid Request: body exceeds the size limit");
-    }
-    return MHD_YES;
+    enum MHD_Result res;
+    return head_ok(r, &res) ? MHD_YES : res;
+}
+
+/* The head's checks after the token's: a POST's media types and length.
+ * 1 when they pass, 0 when answered (*res). */
+static int head_ok(hreq *r, enum MHD_Result *res)
+{
+    mcp_http_server *hs = r->hs;
+    struct MHD_Connection *mc = r->mc;
+    *res = MHD_YES;
+    if (r->method != M_POST)
+        return 1;
+    const char *ct = header(mc, "Content-Type");
+    const char *acc = header(mc, "Accept");
+    r->accept_json = mcp__http_accepts(acc, "application/json");
+    r->accept_sse = mcp__http_accepts(acc, "text/event-stream");
+    const char *cl = header(mc, "Content-Length");
+    if (!ct || strncasecmp(ct, "application/json", 16) != 0 || (ct[16] && ct[16] != ';' && ct[16] != ' '))
+        *res = reply_plain(mc, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type: POST bodies are application/json");
+    else if (!r->accept_json && !r->accept_sse)
+        *res = reply_plain(mc, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: accept application/json and text/event-stream");
+    else if (cl && strtoull(cl, NULL, 10) > hs->srv->opts.max_message)
+        *res = reply_rpc_error(mc, MHD_HTTP_CONTENT_TOO_LARGE, NULL, MCP_RPC_INVALID_REQUEST,
+                               "Invalid Request: body exceeds the size limit");
+    else
+        return 1;
+    return 0;
 }
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, const char *url, const char *method,
@@ -2524,7 +2643,25 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     hreq *r = *con_cls;
     if (!r)
         return on_headers(hs, mc, url, method, con_cls);
-    if (r->queued || r->ended)
+    pthread_mutex_lock(&r->mu);
+    int auth = r->auth_state;
+    if (auth == AUTH_DONE)
+        r->auth_state = AUTH_NONE;
+    pthread_mutex_unlock(&r->mu);
+    if (auth == AUTH_WAITING)
+        return MHD_YES; /* not resumed yet */
+    if (auth == AUTH_DONE) {
+        /* The token was checked on the auth pool: the head's checks go on. */
+        enum MHD_Result res;
+        if (!auth_checked(r, r->auth_st, r->auth_why, r->auth_msg, &res) || !head_ok(r, &res)) {
+            r->answered = 1;
+            return res;
+        }
+        /* This call stands for the first one (the head's): the body, if any,
+         * comes in the calls that follow. */
+        return MHD_YES;
+    }
+    if (r->queued || r->ended || r->answered)
         return MHD_YES;
     if (*upload_data_size) {
         /* A body trickling in byte by byte holds a connection: bound the time. */
@@ -2717,6 +2854,7 @@ static void hs_free(mcp_http_server *hs)
     mcp__ratelimit_free(hs->rl_addr);
     mcp__ratelimit_free(hs->rl_subject);
     mcp__quota_free(hs->quota);
+    mcp__pool_free(hs->auth_pool);
     mcp_free(hs->tls_cert);
     if (hs->tls_key)
         OPENSSL_cleanse(hs->tls_key, strlen(hs->tls_key));
@@ -2778,6 +2916,10 @@ static mcp_status setup_auth(mcp_http_server *hs, const mcp_http_opts *o, mcp_er
             return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }
     hs->auth = o->auth;
+    /* Token checks that may wait on the network run here, not on the network
+     * threads: a few at once, a bounded queue (503 when full). */
+    if (hs->auth && mcp__pool_new(&hs->auth_pool, AUTH_THREADS, AUTH_QUEUE, NULL) != MCP_OK)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     if (!hs->auth)
         return MCP_OK;
     const char *rpath = mcp_auth_resource(hs->auth) ? mcp__auth_resource_path(hs->auth) : hs->path;
@@ -3093,6 +3235,10 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
     }
     if (hs->ticker_started)
         pthread_join(hs->ticker, NULL);
+    /* Token checks still queued see `stopping` and refuse at once; each
+     * resumes its request. */
+    mcp__pool_free(hs->auth_pool);
+    hs->auth_pool = NULL;
     /* libmicrohttpd refuses to stop with suspended connections: end every
      * waiting request and stream, and wait until none is suspended. */
     for (int round = 0; round < 100; round++) {

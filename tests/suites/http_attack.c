@@ -17,9 +17,15 @@
  *      the process's resident memory stays under 64 MiB more than before;
  *      24 non-readers from one address (127.0.0.30): past its 16 requests
  *      in flight they get 429 with Retry-After;
- *   f. one address (127.0.0.50) opening GET streams gets 429 past its 16.
+ *   f. one address (127.0.0.50) opening GET streams gets 429 past its 16;
+ *   g. junk bearer tokens (127.0.0.70 and up) on a server that introspects
+ *      tokens at an authorization server taking 2 s per answer: the good
+ *      client (its token cached) keeps its p99, and the server stops within
+ *      a grace.
  */
 #include <mcp/mcp.h>
+
+#include "test_as.h"
 
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -67,6 +73,7 @@ static int g_passed, g_failed;
     } while (0)
 
 static unsigned g_port;
+static char g_auth_header[256]; /* "Authorization: Bearer ...\r\n" for the good client, or "" */
 static int g_quota_logged; /* log lines naming the session quota */
 static char g_good_sid[64]; /* the good client's session */
 
@@ -240,8 +247,8 @@ static int modern_call(long n)
     snprintf(req, sizeof req,
              "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
              "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
-             "Mcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s",
-             g_port, bl, body);
+             "Mcp-Method: tools/call\r\nMcp-Name: echo\r\n%sContent-Length: %d\r\n\r\n%s",
+             g_port, g_auth_header, bl, body);
     snprintf(want, sizeof want, "n=%ld", n);
     return request(1, req, resp, sizeof resp, 3000) == 200 && strstr(resp, want);
 }
@@ -701,6 +708,121 @@ static void attack_test(const char *name, void *(*attacker)(void *), int threads
     CHECK(g_peak_rss - rss0 < 64 * 1024, "%s: resident memory +%ld KiB, under 64 MiB", name, g_peak_rss - rss0);
 }
 
+/* ---- g. junk bearer tokens against a slow authorization server -------------------- */
+
+static int g_junk_503; /* junk requests refused at once with 503 (the token checks' queue is full) */
+
+/* Fresh junk tokens back to back from 127.0.0.70+: each one would be
+ * introspected (2 s at the slow server); the attacker does not wait. */
+static void *junk_token_attacker(void *arg)
+{
+    int host = 70 + (int)(intptr_t)arg;
+    char body[512], req[2048], resp[1024];
+    int bl = snprintf(body, sizeof body,
+                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+                      "\"arguments\":{\"n\":1},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                      "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    for (unsigned k = 0; __atomic_load_n(&g_attack_on, __ATOMIC_RELAXED); k++) {
+        snprintf(req, sizeof req,
+                 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                 "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+                 "Mcp-Method: tools/call\r\nMcp-Name: echo\r\nAuthorization: Bearer junk-%d-%u\r\n"
+                 "Content-Length: %d\r\n\r\n%s",
+                 g_port, host, k, bl, body);
+        int st = request(host, req, resp, sizeof resp, 50);
+        __atomic_fetch_add(&g_attack_count, 1, __ATOMIC_RELAXED);
+        if (st == 503)
+            __atomic_fetch_add(&g_junk_503, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+/*
+ * A server with token introspection against an authorization server that
+ * takes 2 s per answer: junk tokens from four attacker addresses must not
+ * hold the network threads, so the good client (its token checked once
+ * and cached) keeps its latency; the server still stops within a grace.
+ */
+static void junk_token_test(void)
+{
+    tas *as;
+    if (tas_start(&as, 1) != 0) {
+        CHECK(0, "the test authorization server starts");
+        return;
+    }
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = "http-attack-auth";
+    o.version = "1.0.0";
+    mcp_server *srv;
+    if (mcp_server_new(&srv, &o, NULL)) {
+        tas_stop(as);
+        return;
+    }
+    mcp_tool_def d;
+    memset(&d, 0, sizeof d);
+    d.name = "echo";
+    d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+    d.handler = echo_tool;
+    mcp_server_add_tool(srv, &d, NULL);
+    char url[200];
+    snprintf(url, sizeof url, "%s/introspect", tas_issuer(as));
+    mcp_auth_opts ao;
+    memset(&ao, 0, sizeof ao);
+    ao.resource = "http://127.0.0.1/mcp";
+    ao.issuers = tas_issuer(as);
+    ao.introspection_url = url;
+    ao.client_id = TAS_CLIENT_ID;
+    ao.client_secret = TAS_CLIENT_SECRET;
+    mcp_auth *auth;
+    mcp_error err;
+    if (mcp_auth_new(&auth, &ao, &err)) {
+        printf("mcp_auth_new: %s\n", err.message);
+        CHECK(0, "the verifier starts");
+        mcp_server_free(srv);
+        tas_stop(as);
+        return;
+    }
+    char *claims = tas_claims(as, ao.resource, "good", "mcp:tools", 600, 0, NULL);
+    tas_add_opaque(as, "good-client-token", claims);
+    free(claims);
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.threads = 2;
+    ho.auth = auth;
+    mcp_http_server *hs;
+    if (mcp_http_server_start(&hs, srv, &ho, &err)) {
+        printf("cannot start: %s\n", err.message);
+        CHECK(0, "the server with authorization starts");
+        mcp_auth_free(auth);
+        mcp_server_free(srv);
+        tas_stop(as);
+        return;
+    }
+    unsigned port0 = g_port;
+    g_port = mcp_http_server_port(hs);
+    snprintf(g_auth_header, sizeof g_auth_header, "Authorization: Bearer good-client-token\r\n");
+    uint64_t p99_base;
+    int warm = modern_call(1); /* introspected once, then cached */
+    int ok = good_calls(200, 1000, &p99_base, now_us() + 20000000u);
+    CHECK(warm && ok == 200, "the good client's token works (%d of 200)", ok);
+    tas_delay(as, 2000);
+    g_junk_503 = 0;
+    attack_test("junk tokens, slow authorization server", junk_token_attacker, 4, p99_base);
+    printf("junk tokens: %d sent, %d refused at once with 503 (queue of token checks full), %u introspections\n",
+           g_attack_count, g_junk_503, tas_introspections(as));
+    uint64_t t1 = now_us();
+    mcp_http_server_stop(hs, 1000);
+    double stop_s = (now_us() - t1) / 1e6;
+    printf("junk tokens: stop %.2f s\n", stop_s);
+    CHECK(stop_s < 5.0, "the server with token checks outstanding stops within 5 s (%.2f s)", stop_s);
+    g_auth_header[0] = '\0';
+    g_port = port0;
+    mcp_server_free(srv);
+    mcp_auth_free(auth);
+    tas_stop(as);
+}
+
 static void log_cb(mcp_log_level level, const char *message, void *ud)
 {
     (void)level;
@@ -789,6 +911,7 @@ int main(void)
     g_nonreaders_one_address = 0;
     attack_test("slow body", slow_body_attacker, 1, g_p99_base);
     attack_test("request flood", flood_attacker, 2, g_p99_base);
+    junk_token_test();
     uint64_t t1 = now_us();
     mcp_http_server_stop(hs, 2000);
     printf("stop: %.2f s\n", (now_us() - t1) / 1e6);
