@@ -6,7 +6,8 @@
  *   mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...
  *   mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,...] [--instances N]
  *                      [--lookalikes N] [--start DATE] [--format native|amlworld] (--out FILE | --db FILE)
- *   mcp-server-aml scan [--db FILE] [--from DATE] [--to DATE] [--detected DATE]
+ *   mcp-server-aml scan [--db FILE|URI] [--from DATE] [--to DATE] [--detected DATE] [--jobs N] [--batch N]
+ *                       [--lease SECONDS] [--worker] [--status]
  *   mcp-server-aml assess [--db FILE] CASE-ID
  *   mcp-server-aml graph [--db FILE] CASE-ID --out FILE.png|.svg|.dot|.cyjs|.graphml
  *   mcp-server-aml eval [--db FILE]
@@ -26,6 +27,7 @@
 #include "screen/lists.h"
 #include "tools/tools.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,7 +42,11 @@ static const char usage[] =
     "  mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,T03,...] [--instances N]\n"
     "                     [--lookalikes N] [--start YYYY-MM-DD] [--format native|amlworld]\n"
     "                     (--out FILE | --db FILE)\n"
-    "  mcp-server-aml scan [--db FILE] [--from DATE] [--to DATE] [--detected DATE]\n"
+    "  mcp-server-aml scan [--db FILE|URI] [--from DATE] [--to DATE] [--detected DATE] [--jobs N]\n"
+    "                      [--batch N] [--lease SECONDS] [--worker] [--status]\n"
+    "      scan in account batches kept in the store (an interrupted scan resumes); --jobs threads\n"
+    "      (default: the CPUs, at most 8; a worker: 1); --worker joins the running scan or starts one;\n"
+    "      --status shows the scan jobs' progress\n"
     "  mcp-server-aml assess [--db FILE] CASE-ID  print a case assessment (assessCase) as JSON\n"
     "  mcp-server-aml graph [--db FILE] CASE-ID --out FILE.png|.svg|.dot|.cyjs|.graphml\n"
     "                                           draw the case's fund flow (caseGraph) or export it\n"
@@ -321,6 +327,89 @@ static int store_for(const char *db, unsigned flags, aml_store **s)
     return 0;
 }
 
+/* --jobs, --batch, --lease, --max-batches: 0 when taken, -1 when not one of them, 2 on a bad value. */
+static int scan_int_opt(const char *a, const char *v, aml_scan_opts *o)
+{
+    static const struct {
+        const char *name;
+        long lo, hi;
+        size_t off;
+    } opts[] = {
+        {"--jobs", 1, AML_SCAN_JOBS_MAX, offsetof(aml_scan_opts, jobs)},
+        {"--batch", 1, AML_SCAN_BATCH_MAX, offsetof(aml_scan_opts, batch)},
+        {"--lease", 1, 86400, offsetof(aml_scan_opts, lease)},
+        {"--max-batches", 1, 1000000000, offsetof(aml_scan_opts, max_batches)},
+    };
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        if (strcmp(a, opts[k].name))
+            continue;
+        long n;
+        if (parse_int(v, opts[k].lo, opts[k].hi, &n)) {
+            fprintf(stderr, "mcp-server-aml: %s takes a number from %ld to %ld\n", a, opts[k].lo, opts[k].hi);
+            return 2;
+        }
+        *(int *)(void *)((char *)o + opts[k].off) = (int)n;
+        return 0;
+    }
+    return -1;
+}
+
+/* The options of scan; 0, or the exit status of a usage error. */
+static int scan_args(int argc, char **argv, aml_scan_opts *o, const char **db, int *status)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (strcmp(a, "--worker") == 0 || strcmp(a, "--status") == 0) {
+            *(a[2] == 'w' ? &o->worker : status) = 1;
+            continue;
+        }
+        if (!(v = optval(argc, argv, &i)))
+            return die_usage(NULL);
+        int taken = scan_int_opt(a, v, o);
+        int64_t t;
+        if (taken >= 0) {
+            if (taken)
+                return die_usage(NULL);
+        } else if (strcmp(a, "--db") == 0) {
+            *db = v;
+        } else if (strcmp(a, "--detected") == 0) {
+            if (parse_date_opt(v, 0, &t))
+                return die_usage("--detected takes YYYY-MM-DD");
+            o->detected = v;
+        } else if (strcmp(a, "--from") && strcmp(a, "--to")) {
+            fprintf(stderr, "mcp-server-aml: unknown option %s\n", a);
+            return die_usage(NULL);
+        } else if (parse_date_opt(v, strcmp(a, "--to") == 0, &t)) {
+            return die_usage("--from/--to take YYYY-MM-DD or a timestamp");
+        } else if (strcmp(a, "--from") == 0)
+            o->from = t;
+        else
+            o->to = t;
+    }
+    if ((o->from || o->to) && (!o->from || !o->to || o->to < o->from))
+        return die_usage("give both --from and --to, in order");
+    return 0;
+}
+
+/* Default --jobs: a plain scan uses every CPU (at most 8); a worker is one unit of a shared scan. */
+static int default_jobs(const aml_scan_opts *o)
+{
+    if (o->worker)
+        return 1;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+static int cmd_scan_status(aml_store *s)
+{
+    aml_err err = {{0}};
+    int rc = aml_scan_status(s, stdout, &err);
+    if (rc)
+        fprintf(stderr, "mcp-server-aml: scan --status: %s\n", err.msg);
+    aml_store_close(s);
+    return rc ? 1 : 0;
+}
+
 static int cmd_scan(int argc, char **argv)
 {
     const char *db = NULL;
@@ -328,43 +417,29 @@ static int cmd_scan(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.progress = 1;
     o.actor = "scan";
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (strcmp(a, "--db") && strcmp(a, "--from") && strcmp(a, "--to") && strcmp(a, "--detected")) {
-            fprintf(stderr, "mcp-server-aml: unknown option %s\n", a);
-            return die_usage(NULL);
-        }
-        if (!(v = optval(argc, argv, &i)))
-            return die_usage(NULL);
-        int64_t t;
-        if (strcmp(a, "--db") == 0)
-            db = v;
-        else if (strcmp(a, "--detected") == 0) {
-            if (parse_date_opt(v, 0, &t))
-                return die_usage("--detected takes YYYY-MM-DD");
-            o.detected = v;
-        } else if (parse_date_opt(v, strcmp(a, "--to") == 0, &t)) {
-            return die_usage("--from/--to take YYYY-MM-DD or a timestamp");
-        } else if (strcmp(a, "--from") == 0)
-            o.from = t;
-        else
-            o.to = t;
-    }
-    if ((o.from || o.to) && (!o.from || !o.to || o.to < o.from))
-        return die_usage("give both --from and --to, in order");
-    aml_store *s;
-    int rc = store_for(db, 0, &s);
+    int status = 0;
+    int rc = scan_args(argc, argv, &o, &db, &status);
     if (rc)
         return rc;
+    o.db = db;
+    if (!o.jobs)
+        o.jobs = default_jobs(&o);
+    aml_store *s;
+    rc = store_for(db, 0, &s);
+    if (rc)
+        return rc;
+    if (status)
+        return cmd_scan_status(s);
     aml_err err = {{0}};
     aml_scan_stats st;
     rc = aml_scan(s, &o, stdout, &st, &err);
     if (rc)
         fprintf(stderr, "mcp-server-aml: scan failed: %s\n", err.msg);
-    char detail[160];
-    snprintf(detail, sizeof detail, "scan: %lld accounts, %lld cases opened, %lld updated",
-             (long long)st.accounts_evaluated, (long long)st.cases_opened, (long long)st.cases_updated);
-    audit_cli(s, "cli.scan", detail, !rc);
+    char detail[200];
+    snprintf(detail, sizeof detail, "scan: job %lld, %lld accounts (%lld here), %lld cases opened, %lld updated%s",
+             (long long)st.job_id, (long long)st.accounts_evaluated, (long long)st.accounts_here,
+             (long long)st.cases_opened, (long long)st.cases_updated, st.stopped ? ", stopped" : "");
+    audit_cli(s, o.worker ? "cli.scan.worker" : "cli.scan", detail, !rc);
     aml_store_close(s);
     return rc ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 /*
- * The monitoring scan: see scan.h.
+ * The monitoring scan: which accounts, evaluating them, and the cases
+ * (see scan.h). Jobs, batches and workers are in scan_job.c.
  */
-#include "engine/scan.h"
+#include "engine/scan_internal.h"
 #include "engine/suppress.h"
 
 #include <stdlib.h>
@@ -44,11 +45,15 @@ static int txn_ends(aml_store *s, int64_t no, int64_t *from, int64_t *to)
     return ok ? 0 : -1;
 }
 
+/* Case ids CASE-NNNNN continue the highest number in use. */
+static const char next_case_sql_lite[] = "SELECT max(CAST(substr(case_id, 6) AS INTEGER)) FROM cases "
+                                         "WHERE case_id GLOB 'CASE-[0-9]*'";
+static const char next_case_sql_pg[] = "SELECT max(CAST(substr(case_id, 6) AS bigint)) FROM cases "
+                                       "WHERE case_id ~ '^CASE-[0-9]{1,18}$'";
+
 static int next_case_id(aml_store *s, char *out, size_t n)
 {
-    /* Case ids CASE-NNNNN continue the highest number in use. */
-    aml_st *st = aml_stmt(s, "SELECT max(CAST(substr(case_id, 6) AS INTEGER)) FROM cases "
-                                   "WHERE case_id GLOB 'CASE-[0-9]*'");
+    aml_st *st = aml_stmt(s, aml_store_backend(s) == AML_BACKEND_PG ? next_case_sql_pg : next_case_sql_lite);
     if (!st)
         return -1;
     int64_t max = 0;
@@ -61,18 +66,8 @@ static int next_case_id(aml_store *s, char *out, size_t n)
 
 /* ---- which accounts -------------------------------------------------------------------- */
 
-/* What one scan covers. */
-typedef struct scan_run {
-    int64_t from, to;   /* the window */
-    int64_t since;      /* transactions after this txn_no are new (the last scan of the window) */
-    int64_t maxno;      /* the newest transaction now */
-    char detected[16];  /* detection date of new cases */
-    const char *actor;
-    int64_t run_id;     /* its scan_runs row */
-} scan_run;
-
 /* The window of the options, or of all the data: 1 when the store has no transactions. */
-static int scan_window(aml_store *s, const aml_scan_opts *o, scan_run *r, aml_err *err)
+int scan_window(aml_store *s, const aml_scan_opts *o, scan_run *r, aml_err *err)
 {
     r->from = o->from;
     r->to = o->to;
@@ -90,7 +85,7 @@ static int scan_window(aml_store *s, const aml_scan_opts *o, scan_run *r, aml_er
 }
 
 /* Incremental: only transactions newer than the last scan of this window count as new. */
-static int scan_marks(aml_store *s, scan_run *r, aml_err *err)
+int scan_marks(aml_store *s, scan_run *r, aml_err *err)
 {
     r->since = r->maxno = 0;
     aml_st *q = aml_stmt(s, "SELECT max(max_txn_no) FROM scan_runs WHERE window_from = ? AND window_to = ?");
@@ -111,9 +106,10 @@ static int scan_marks(aml_store *s, scan_run *r, aml_err *err)
 }
 
 /* Internal accounts touched by the new transactions of the window, ascending. */
-static int touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_err *err)
+int scan_touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_err *err)
 {
-    aml_st *q = aml_stmt(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no > ? AND booked_at "
+    /* Many rows: a cursor on PostgreSQL (the job is created inside a transaction). */
+    aml_st *q = aml_stmt_stream(s, "SELECT from_acct, to_acct FROM transactions WHERE txn_no > ? AND booked_at "
                                   "BETWEEN ? AND ?");
     if (!q)
         return aml_errf(err, "%s", aml_errmsg(s));
@@ -147,16 +143,7 @@ static int touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, am
 
 /* ---- evaluating them ---------------------------------------------------------------------- */
 
-/* The accounts that matched, in evaluation order (ascending), with what they matched. */
-typedef struct matches {
-    aml_ivec accts;
-    aml_ivec *links;     /* per account: (account << 5 | typology) its trigger evidence touches */
-    unsigned *masks; /* per account: the typologies it matched */
-    unsigned char *scores; /* per account: AML_NTYP scores */
-    size_t cap;
-} matches;
-
-static void matches_free(matches *m)
+void scan_matches_free(matches *m)
 {
     for (size_t i = 0; i < m->accts.n; i++)
         free(m->links[i].v);
@@ -166,75 +153,91 @@ static void matches_free(matches *m)
     free(m->accts.v);
 }
 
-/* Records a matched account: its typologies, and the other accounts their trigger evidence touches. */
-static int record_match(aml_store *s, matches *m, int64_t acct, const aml_assessment *a, aml_scan_stats *st)
+/* Room for one more account in m. */
+static int matches_grow(matches *m)
 {
-    if (m->accts.n == m->cap) {
-        m->cap = m->cap ? m->cap * 2 : 64;
-        aml_ivec *nl = realloc(m->links, m->cap * sizeof *nl);
-        unsigned *nm = realloc(m->masks, m->cap * sizeof *nm);
-        unsigned char *ns = realloc(m->scores, m->cap * AML_NTYP);
-        if (nl)
-            m->links = nl;
-        if (nm)
-            m->masks = nm;
-        if (ns)
-            m->scores = ns;
-        if (!nl || !nm || !ns)
-            return -1;
-    }
+    if (m->accts.n < m->cap)
+        return 0;
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    aml_ivec *nl = realloc(m->links, cap * sizeof *nl);
+    if (nl)
+        m->links = nl;
+    unsigned *nm = realloc(m->masks, cap * sizeof *nm);
+    if (nm)
+        m->masks = nm;
+    unsigned char *ns = realloc(m->scores, cap * AML_NTYP);
+    if (ns)
+        m->scores = ns;
+    if (!nl || !nm || !ns)
+        return -1;
+    m->cap = cap;
+    return 0;
+}
+
+int scan_match_push(matches *m, int64_t acct, unsigned mask, const unsigned char *scores, const aml_ivec *links)
+{
+    if (matches_grow(m))
+        return -1;
     size_t k = m->accts.n;
     memset(&m->links[k], 0, sizeof m->links[k]);
-    m->masks[k] = 0;
-    memset(m->scores + k * AML_NTYP, 0, AML_NTYP);
-    aml_ivec_push(&m->accts, acct);
+    if (aml_ivec_push(&m->accts, acct))
+        return -1;
+    m->masks[k] = mask;
+    memcpy(m->scores + k * AML_NTYP, scores, AML_NTYP);
+    for (size_t i = 0; links && i < links->n; i++)
+        if (aml_ivec_push(&m->links[k], links->v[i]))
+            return -1;
+    return 0;
+}
+
+/* Records a matched account: its typologies, and the other accounts their trigger evidence touches. */
+static int record_match(aml_store *s, matches *m, int64_t acct, const aml_assessment *a)
+{
+    unsigned mask = 0;
+    unsigned char scores[AML_NTYP] = {0};
+    aml_ivec links = {0};
     for (int t = 0; t < AML_NTYP; t++) {
         if (a->f[t].status != AML_MATCHED)
             continue;
-        m->masks[k] |= 1u << t;
-        m->scores[k * AML_NTYP + (size_t)t] = (unsigned char)a->f[t].score;
-        st->matched_by_typology[t]++;
+        mask |= 1u << t;
+        scores[t] = (unsigned char)a->f[t].score;
         for (size_t e = 0; e < a->f[t].nev; e++) {
             int64_t fa = 0, ta = 0;
             if (a->f[t].ev[e].role != AML_ROLE_TRIGGER)
                 continue;
             if (txn_ends(s, a->f[t].ev[e].no, &fa, &ta) == 0) {
                 if (fa && fa != acct)
-                    aml_ivec_push(&m->links[k], fa << 5 | t);
+                    aml_ivec_push(&links, fa << 5 | t);
                 if (ta && ta != acct)
-                    aml_ivec_push(&m->links[k], ta << 5 | t);
+                    aml_ivec_push(&links, ta << 5 | t);
             }
         }
     }
-    aml_ivec_uniq(&m->links[k]);
-    return 0;
+    aml_ivec_uniq(&links);
+    int rc = scan_match_push(m, acct, mask, scores, &links);
+    free(links.v);
+    return rc;
 }
 
-/* Every typology over each account on its own. */
-static int evaluate_accounts(aml_store *s, const aml_scan_opts *o, const scan_run *r, const aml_ivec *accts, matches *m,
-                             aml_scan_stats *st, aml_err *err)
+int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matches *m, int64_t *evaluated,
+                  aml_err *err)
 {
     aml_params p;
     aml_params_default(&p);
-    aml_progress prog;
-    aml_progress_start(&prog, "scanning", accts->n);
-    if (!o->progress)
-        prog.enabled = 0;
-    /* One read transaction for the whole pass: outside one, SQLite takes and drops its file locks
+    /* One read transaction for the whole batch: outside one, SQLite takes and drops its file locks
      * (fcntl, fstat) around every statement, which cost a third of the scan. A deferred (read)
-     * transaction: writers in other processes are not held up. */
+     * transaction: writers in other threads and processes are not held up. */
     int rc = aml_exec(s, "BEGIN", err);
     for (size_t i = 0; i < accts->n && !rc; i++) {
-        aml_progress_update(&prog, i);
         aml_case_spec cs = {NULL, &accts->v[i], 1, r->from, r->to};
         aml_assessment a;
         if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "scan", &a, err)) {
             rc = -1;
             break;
         }
-        st->accounts_evaluated++;
+        (*evaluated)++;
         aml_suppress_filter(s, accts->v[i], r->detected, &a); /* reviewed and found not suspicious, for a period */
-        if (a.matched && record_match(s, m, accts->v[i], &a, st))
+        if (a.matched && record_match(s, m, accts->v[i], &a))
             rc = aml_errf(err, "out of memory");
         aml_assessment_free(&a);
     }
@@ -242,8 +245,6 @@ static int evaluate_accounts(aml_store *s, const aml_scan_opts *o, const scan_ru
         aml_rollback(s);
     else if (aml_commit(s, err))
         rc = -1;
-    aml_progress_end(&prog);
-    st->accounts_matched = (int64_t)m->accts.n;
     return rc;
 }
 
@@ -319,8 +320,12 @@ static int open_case(aml_store *s, const scan_run *r, const aml_ivec *members, u
 /* An existing case widens its window to the scan's and keeps its detection date. */
 static int update_case(aml_store *s, const scan_run *r, const char *case_id, aml_err *err)
 {
-    aml_st *q = aml_stmt(s, "UPDATE cases SET detection_date = coalesce(detection_date, ?), "
-                                  "window_from = min(window_from, ?), window_to = max(window_to, ?) WHERE case_id = ?");
+    /* SQLite's scalar min/max as CASE (both dialects): a NULL bound stays NULL. */
+    aml_st *q = aml_stmt(s, "UPDATE cases SET detection_date = coalesce(detection_date, ?1), "
+                            "window_from = CASE WHEN window_from IS NULL OR window_from <= ?2 THEN window_from "
+                            "ELSE ?2 END, "
+                            "window_to = CASE WHEN window_to IS NULL OR window_to >= ?3 THEN window_to ELSE ?3 END "
+                            "WHERE case_id = ?4");
     if (!q)
         return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(q, 1, r->detected);
@@ -337,8 +342,9 @@ static int record_matches(aml_store *s, const scan_run *r, const matches *m, siz
     for (int t = 0; t < AML_NTYP; t++) {
         if (!(m->masks[i] & (1u << t)))
             continue;
-        aml_st *q = aml_stmt(s, "INSERT OR REPLACE INTO scan_matches(run_id, acct_no, typology_id, score, "
-                                      "case_id) VALUES (?, ?, ?, ?, ?)");
+        aml_st *q = aml_stmt(s, "INSERT INTO scan_matches(run_id, acct_no, typology_id, score, case_id) "
+                                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, acct_no, typology_id) "
+                                "DO UPDATE SET score = excluded.score, case_id = excluded.case_id");
         if (!q)
             return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_int(q, 1, r->run_id);
@@ -393,7 +399,8 @@ static int group_case(aml_store *s, const scan_run *r, const matches *m, size_t 
         st->cases_updated += !rc;
     }
     for (size_t i = 0; !rc && i < members.n; i++) {
-        aml_st *q = aml_stmt(s, "INSERT OR IGNORE INTO case_accounts(case_id, acct_no) VALUES (?, ?)");
+        aml_st *q = aml_stmt(s, "INSERT INTO case_accounts(case_id, acct_no) VALUES (?, ?) "
+                                "ON CONFLICT DO NOTHING");
         if (!q)
             break;
         aml_bind_text(q, 1, case_id);
@@ -446,16 +453,11 @@ static int record_run(aml_store *s, scan_run *r, const aml_scan_stats *st, aml_e
     return aml_step_id(s, q, &r->run_id, err);
 }
 
-/* Every group becomes a case, in one transaction with the scan's record. */
-static int make_cases(aml_store *s, scan_run *r, const matches *m, aml_scan_stats *st, aml_err *err)
+int scan_make_cases(aml_store *s, scan_run *r, const matches *m, aml_scan_stats *st, aml_err *err)
 {
     size_t *parent = group_matches(m);
     if (!parent)
         return aml_errf(err, "out of memory");
-    if (aml_begin(s, err)) {
-        free(parent);
-        return -1;
-    }
     aml_params p;
     aml_params_default(&p);
     int rc = record_run(s, r, st, err);
@@ -464,15 +466,11 @@ static int make_cases(aml_store *s, scan_run *r, const matches *m, aml_scan_stat
             rc = group_case(s, r, m, parent, root, &p, st, err);
     if (!rc)
         rc = finish_run(s, r, st, err);
-    if (rc)
-        aml_rollback(s);
-    else if (aml_commit(s, err))
-        rc = -1;
     free(parent);
     return rc;
 }
 
-static void print_summary(FILE *out, const scan_run *r, const aml_scan_stats *st)
+void scan_print_summary(FILE *out, const scan_run *r, const aml_scan_stats *st)
 {
     char f[11], t[11];
     aml_fmt_date(r->from, f);
@@ -484,45 +482,4 @@ static void print_summary(FILE *out, const scan_run *r, const aml_scan_stats *st
     fprintf(out, "%-28s %8s\n", "typology", "accounts");
     for (int i = 0; i < AML_NTYP; i++)
         fprintf(out, "%-28s %8lld\n", aml_catalog()[i].id, (long long)st->matched_by_typology[i]);
-}
-
-int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *stp, aml_err *err)
-{
-    aml_scan_stats st;
-    memset(&st, 0, sizeof st);
-    int64_t t0 = aml_mono_ns();
-    scan_run r;
-    memset(&r, 0, sizeof r);
-    r.actor = o->actor ? o->actor : "scan";
-    int rc = scan_window(s, o, &r, err);
-    if (rc) {
-        if (rc > 0 && out)
-            fprintf(out, "scan: the store has no transactions\n");
-        if (rc > 0 && stp)
-            *stp = st;
-        return rc > 0 ? 0 : -1;
-    }
-    if (o->detected)
-        snprintf(r.detected, sizeof r.detected, "%s", o->detected);
-    else
-        aml_fmt_date(r.to, r.detected);
-    if (scan_marks(s, &r, err))
-        return -1;
-    aml_ivec accts = {0};
-    matches m;
-    memset(&m, 0, sizeof m);
-    rc = touched_accounts(s, &r, &accts, err);
-    if (!rc)
-        rc = evaluate_accounts(s, o, &r, &accts, &m, &st, err);
-    if (!rc)
-        rc = make_cases(s, &r, &m, &st, err);
-    matches_free(&m);
-    free(accts.v);
-    st.accounts_skipped = 0;
-    st.seconds = (double)(aml_mono_ns() - t0) / 1e9;
-    if (!rc && out)
-        print_summary(out, &r, &st);
-    if (stp)
-        *stp = st;
-    return rc;
 }

@@ -337,9 +337,40 @@ static const char *const pg_migration_6[] = {
     NULL,
 };
 
+/* Migration 7: the scan's jobs and batches (schema.c). */
+static const char *const pg_migration_7[] = {
+    "CREATE TABLE scan_jobs (\n"
+    "  job_id " I " PRIMARY KEY,\n"
+    "  window_from " I " NOT NULL, window_to " I " NOT NULL,\n"
+    "  since_txn_no " I " NOT NULL, max_txn_no " I " NOT NULL,\n"
+    "  detection_date " T " NOT NULL,\n"
+    "  state " T " NOT NULL CHECK (state IN ('running','done')),\n"
+    "  batches " I " NOT NULL, accounts " I " NOT NULL,\n"
+    "  created_at " T " NOT NULL, finished_at " T ",\n"
+    "  run_id " I " REFERENCES scan_runs(run_id));\n" ROWID("scan_jobs", "job_id")
+    "CREATE UNIQUE INDEX scan_jobs_running ON scan_jobs(window_from, window_to) WHERE state = 'running';\n",
+    "CREATE TABLE scan_batches (\n"
+    "  job_id " I " NOT NULL REFERENCES scan_jobs(job_id),\n"
+    "  batch_no " I " NOT NULL,\n"
+    "  accounts " T " NOT NULL,\n"
+    "  n_accounts " I " NOT NULL,\n"
+    "  state " T " NOT NULL CHECK (state IN ('pending','claimed','done')),\n"
+    "  claimed_by " T ", lease_until " I ", attempts " I " NOT NULL DEFAULT 0,\n"
+    "  accounts_evaluated " I ", accounts_matched " I ", finished_at " T ",\n"
+    "  PRIMARY KEY (job_id, batch_no));\n",
+    "CREATE TABLE scan_batch_matches (\n"
+    "  job_id " I " NOT NULL REFERENCES scan_jobs(job_id),\n"
+    "  acct_no " I " NOT NULL,\n"
+    "  batch_no " I " NOT NULL,\n"
+    "  mask " I " NOT NULL, scores " T " NOT NULL, links " T " NOT NULL,\n"
+    "  PRIMARY KEY (job_id, acct_no));\n",
+    NULL,
+};
+
 /* pg_migrations[i] takes version i to i + 1, as schema.c's migrations[i]. Append only. */
 static const char *const *const pg_migrations[AML_SCHEMA_VERSION] = {
     pg_migration_1, pg_migration_2, pg_migration_3, pg_migration_4, pg_migration_5, pg_migration_6,
+    pg_migration_7,
 };
 
 /* ---- opening ------------------------------------------------------------- */

@@ -396,6 +396,51 @@ static const char *const migration_6[] = {
     NULL,
 };
 
+/*
+ * Migration 7: a scan in account batches (docs/aml.md, "Parallel and
+ * distributed scans"). A scan job fixes its window, its high-water marks
+ * and its accounts, split into batches; threads (--jobs) and processes
+ * (--worker) claim batches with a lease (claimed_by, lease_until: unix
+ * seconds of the database's clock; attempts fences a late finisher whose
+ * lease was taken over), evaluate them and keep each batch's matches
+ * (scan_batch_matches: typology mask, scores, linked accounts) with the
+ * batch marked done in one transaction. A cancelled or killed scan keeps
+ * its finished batches: the next scan of the window resumes the job. Once
+ * every batch is done one process makes the cases from all the matches in
+ * account order, records the scan_runs row and marks the job done.
+ */
+static const char *const migration_7[] = {
+    "CREATE TABLE scan_jobs (\n"
+    "  job_id INTEGER PRIMARY KEY,\n"
+    "  window_from INTEGER NOT NULL, window_to INTEGER NOT NULL,\n"
+    "  since_txn_no INTEGER NOT NULL, max_txn_no INTEGER NOT NULL,\n"
+    "  detection_date TEXT NOT NULL,\n"
+    "  state TEXT NOT NULL CHECK (state IN ('running','done')),\n"
+    "  batches INTEGER NOT NULL, accounts INTEGER NOT NULL,\n"
+    "  created_at TEXT NOT NULL, finished_at TEXT,\n"
+    "  run_id INTEGER REFERENCES scan_runs(run_id)\n"
+    ");\n"
+    "CREATE UNIQUE INDEX scan_jobs_running ON scan_jobs(window_from, window_to) WHERE state = 'running';\n",
+    "CREATE TABLE scan_batches (\n"
+    "  job_id INTEGER NOT NULL REFERENCES scan_jobs(job_id),\n"
+    "  batch_no INTEGER NOT NULL,\n"
+    "  accounts TEXT NOT NULL,\n"
+    "  n_accounts INTEGER NOT NULL,\n"
+    "  state TEXT NOT NULL CHECK (state IN ('pending','claimed','done')),\n"
+    "  claimed_by TEXT, lease_until INTEGER, attempts INTEGER NOT NULL DEFAULT 0,\n"
+    "  accounts_evaluated INTEGER, accounts_matched INTEGER, finished_at TEXT,\n"
+    "  PRIMARY KEY (job_id, batch_no)\n"
+    ");\n",
+    "CREATE TABLE scan_batch_matches (\n"
+    "  job_id INTEGER NOT NULL REFERENCES scan_jobs(job_id),\n"
+    "  acct_no INTEGER NOT NULL,\n"
+    "  batch_no INTEGER NOT NULL,\n"
+    "  mask INTEGER NOT NULL, scores TEXT NOT NULL, links TEXT NOT NULL,\n"
+    "  PRIMARY KEY (job_id, acct_no)\n"
+    ");\n",
+    NULL,
+};
+
 typedef struct migration {
     const char *const *sql;                  /* DDL statements, NULL-terminated */
     int (*seed)(aml_store *s, aml_err *err); /* data, or NULL */
@@ -409,6 +454,7 @@ static const migration migrations[AML_SCHEMA_VERSION] = {
     {migration_4, NULL},
     {migration_5, NULL},
     {migration_6, NULL},
+    {migration_7, NULL},
 };
 
 int aml_store_seed(aml_store *s, int version, aml_err *err)

@@ -32,7 +32,7 @@
 
 #include <stdio.h>
 
-#define AML_SCHEMA_VERSION 6
+#define AML_SCHEMA_VERSION 7
 #define AML_APPLICATION_ID 0x414d4c31 /* "AML1" */
 
 /* Open flags. */
