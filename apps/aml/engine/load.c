@@ -152,12 +152,16 @@ static void hash_row(eng *e, const etx *t)
     e->hlen += 24;
 }
 
+/* The order is the covering index's (SQLite reads it without sorting), spelled out so that
+ * PostgreSQL returns the same rows in the same order (the digest and a LIMIT depend on it). */
 static const char *const sql_out =
     "SELECT txn_no, booked_at, to_acct, amount_base_minor, channel FROM transactions "
-    "WHERE from_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 LIMIT ?4";
+    "WHERE from_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 "
+    "ORDER BY booked_at, to_acct NULLS FIRST, amount_base_minor, channel, txn_no LIMIT ?4";
 static const char *const sql_in =
     "SELECT txn_no, booked_at, from_acct, amount_base_minor, channel FROM transactions "
-    "WHERE to_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 LIMIT ?4";
+    "WHERE to_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 "
+    "ORDER BY booked_at, from_acct NULLS FIRST, amount_base_minor, channel, txn_no LIMIT ?4";
 
 /* Appends the edges of `acct` in one direction; self-transfers are skipped. */
 static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, int64_t limit, etx **arr,
@@ -169,7 +173,7 @@ static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, i
     aml_bind_int(st, 1, acct);
     aml_bind_int(st, 2, from);
     aml_bind_int(st, 3, to);
-    aml_bind_int(st, 4, limit);
+    aml_bind_int(st, 4, limit < 0 ? INT64_MAX : limit); /* no limit: PostgreSQL refuses SQLite's -1 */
     int rc;
     while ((rc = aml_step(st)) == AML_ROW) {
         int64_t cp = aml_col_null(st, 2) ? 0 : aml_col_int(st, 2);
