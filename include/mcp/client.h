@@ -122,6 +122,14 @@ typedef struct mcp_client_opts {
     mcp_client_log_fn log;         /* client diagnostics; NULL = stderr (warnings and up) */
     void *user_data;               /* passed to the three callbacks above */
     const char *transcript_path;   /* append every frame in and out as JSON lines; NULL = none */
+    int read_only_retries;         /* HTTP: times a tools/call that failed without any answer (the
+                                      connection broke, the stream ended first, a proxy's 502/503/504)
+                                      is sent again, with a new id, when tools/list showed the tool
+                                      with readOnlyHint true; never for other tools. 0 = 2; negative
+                                      = never (docs/client.md, "Retries") */
+    unsigned retry_backoff_ms;     /* the wait before the first such retry, doubled for each next
+                                      one (at most 5 s), plus up to half again at random; all
+                                      within the call's time limit. 0 = 100 */
 } mcp_client_opts;
 
 /* What happens to a stdio server's stderr. */

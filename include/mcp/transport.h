@@ -114,6 +114,9 @@ typedef struct mcp_http_opts {
     unsigned max_streams_per_address;    /* open streams (legacy GET and GET /sse, 2026-07-28
                                             subscriptions/listen) per client address; 0 = 16 */
     unsigned max_streams_per_principal;  /* the same per principal (with auth); 0 = 16 */
+    const char *health_path;     /* GET or HEAD here answers 200 "ok" (503 once stopping), without
+                                    token, Host/Origin checks or rate limit, for load-balancer
+                                    health checks (docs/http.md, "Health checks"); NULL = none */
 } mcp_http_opts;
 
 /**
@@ -137,7 +140,9 @@ typedef struct mcp_http_opts {
  * max_replay_bytes, max_buffer_bytes) close the stream of a client that
  * stops reading and drop replay nobody will ask for (docs/http.md,
  * "Limits"). With tls_cert_file and
- * tls_key_file the server speaks https (libmicrohttpd with GnuTLS).
+ * tls_key_file the server speaks https (libmicrohttpd with GnuTLS). With
+ * health_path, GET and HEAD there answer 200 "ok" (503 while stopping)
+ * before any other check, for load balancers.
  *
  * mcp_http_server_start() is a macro over mcp_http_server_start_sized(),
  * which also takes the caller's sizeof(mcp_http_opts) (base.h, "Option
@@ -147,7 +152,7 @@ typedef struct mcp_http_opts {
  * @param srv  the MCP server; must outlive the HTTP server.
  * @param opts options, or NULL for the defaults.
  * @param opts_size sizeof(mcp_http_opts) as the caller knows it.
- * @return MCP_OK; MCP_ERR_INVALID_ARG (bad host or path, only one of the
+ * @return MCP_OK; MCP_ERR_INVALID_ARG (bad host, path or health_path, only one of the
  *         TLS files, a negative or NaN rate, an opts_size of 0 or too
  *         small); MCP_ERR_IO (the port cannot be bound, a TLS file cannot
  *         be read, or TLS does not start); MCP_ERR_UNSUPPORTED

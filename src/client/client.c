@@ -26,6 +26,12 @@
  * the old id, at the negotiated version, then notifications/initialized);
  * the parked requests then go again with new ids, at most twice each.
  *
+ * Retries (HTTP): a tools/call that failed without any answer (the
+ * connection broke, the stream ended first, a proxy answered 502, 503 or
+ * 504) waits in the table (P_BACKOFF) and the timer thread sends it again
+ * with a new id, but only when the tool was listed with readOnlyHint true:
+ * a call that may have changed something is never sent twice.
+ *
  * Request ids are numbers from one counter and never reused, so a late
  * response can never reach another caller; ids that timed out or were
  * cancelled are kept as tombstones so their late responses are told apart
@@ -56,6 +62,9 @@
 #define DEFAULT_WORKERS 2u
 #define DEFAULT_MAX_ROUNDS 16u
 #define DEFAULT_MAX_MESSAGE (64u << 20)
+#define DEFAULT_READ_ONLY_RETRIES 2
+#define DEFAULT_RETRY_BACKOFF_MS 100u
+#define MAX_RETRY_BACKOFF_MS 5000u
 #define BUCKETS 256u             /* pending table chains (ids are sequential: id % BUCKETS) */
 #define TOMBSTONES 4096u         /* remembered timed-out or cancelled ids */
 #define MAX_LIST_PAGES 10000u    /* a server whose cursors never end */
@@ -78,7 +87,7 @@ struct mcp_response {
     const mcp_json *data;       /* error.data or NULL */
 };
 
-enum { P_WAITING = 0, P_INPUT, P_PARKED, P_DONE };
+enum { P_WAITING = 0, P_INPUT, P_PARKED, P_BACKOFF, P_DONE };
 
 /* One request the caller is waiting for, possibly over several rounds. */
 typedef struct pending {
@@ -87,10 +96,13 @@ typedef struct pending {
     uint64_t handle;            /* the first wire id: the caller's handle, the progressToken */
     int refs;                   /* table + running input round or authorization wait (under c->mu) */
     int state;                  /* P_WAITING, P_INPUT (input callbacks running), P_PARKED
-                                   (waiting for an authorization or a new session), P_DONE */
+                                   (waiting for an authorization or a new session), P_BACKOFF
+                                   (unanswered, sent again at deadline_ns), P_DONE */
     int modern;                 /* sent in the 2026-07-28 way */
     int internal;               /* a handshake probe: quiet about its failures */
-    uint64_t deadline_ns;       /* when it times out (P_WAITING only) */
+    uint64_t deadline_ns;       /* when it times out (P_WAITING), is sent again (P_BACKOFF) */
+    uint64_t limit_ns;          /* when its time limit ends, counted from the first send */
+    unsigned retries;           /* times sent again after failing unanswered (read-only tools) */
     unsigned timeout_ms;        /* its time limit */
     unsigned rounds;            /* input_required rounds so far */
     int version_retried;        /* resent once after -32022 */
@@ -113,6 +125,7 @@ typedef struct pending {
     void *progress_ud;
     int progress_resets;        /* progress restarts the time limit */
     int as_task;                /* tools/call declaring the tasks extension (2026-07-28 _meta) */
+    int no_replay;              /* a tools/call of a tool not listed as read-only (mcp__out) */
     char *traceparent;          /* W3C trace context for _meta (owned), or NULL */
     char *tracestate;           /* owned, or NULL */
     mcp__job job;               /* an input round on the pool */
@@ -134,6 +147,7 @@ typedef struct tool_info {
     struct tool_info *next;
     char *name;
     mcp_schema *output;         /* compiled outputSchema, or NULL */
+    int read_only;              /* annotations.readOnlyHint is true: may be sent again */
     unsigned nheaders;          /* x-mcp-header parameters */
     char *hprop[MAX_PARAM_HEADERS];   /* argument names */
     char *hname[MAX_PARAM_HEADERS];   /* header suffixes (Mcp-Param-<hname>) */
@@ -580,6 +594,7 @@ static mcp_status send_request(mcp_client *c, const pending *p, mcp_buf *b, uint
     o.modern = p->modern;
     o.version = p->modern ? mcp__version_newest() : atomic_load(&c->proto);
     o.is_initialize = !strcmp(p->method, "initialize");
+    o.no_replay = p->no_replay;
     if (p->modern) {
         o.name = p->name_header;
         o.param_headers = (const char *const *)p->param_headers;
@@ -674,6 +689,8 @@ static void tell_cancelled(mcp_client *c, uint64_t id, int modern, const char *r
 /* ------------------------------------------------------------------------ */
 /* Starting requests                                                         */
 
+static int read_only_locked(mcp_client *c, const pending *p, char *name, size_t cap);
+
 /* Wakes the timer when `p` is due before what it sleeps towards (c->mu held). */
 static void timer_note_locked(mcp_client *c, const pending *p)
 {
@@ -745,6 +762,10 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
     p->id = p->handle = ++c->next_id;
     p->auth_gen = c->auth_gen;
     p->sess_gen = c->sess_gen;
+    if (!strcmp(method, "tools/call")) {
+        char name[96];
+        p->no_replay = !read_only_locked(c, p, name, sizeof name) || c->opts.read_only_retries < 0;
+    }
     mcp_buf b;
     mcp_buf_init(&b, 0);
     mcp_status st = write_request(c, &b, p);
@@ -756,6 +777,7 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
     }
     p->refs = 2; /* the table's, and ours while sending: the answer may come first */
     set_deadline(p, p->timeout_ms);
+    p->limit_ns = p->deadline_ns;
     insert_locked(c, p);
     timer_note_locked(c, p);
     uint64_t id = p->id;
@@ -1058,8 +1080,9 @@ mcp_status mcp_client_cancel(mcp_client *c, uint64_t handle, const char *reason)
         return MCP_ERR_INVALID_ARG;
     pthread_mutex_lock(&c->mu);
     pending *p = find_handle_locked(c, handle);
-    /* A parked request (authorization, new session) is not on the wire: nothing to tell. */
-    int waiting = p && p->state != P_PARKED;
+    /* A parked request (authorization, new session) or one waiting to be
+     * sent again is not on the wire: nothing to tell. */
+    int waiting = p && p->state != P_PARKED && p->state != P_BACKOFF;
     int mine = p && claim_locked(c, p);
     uint64_t id = 0;
     int modern = 0;
@@ -1080,19 +1103,30 @@ mcp_status mcp_client_cancel(mcp_client *c, uint64_t handle, const char *reason)
 /* ------------------------------------------------------------------------ */
 /* Time limits                                                               */
 
+static void retry_send_due(mcp_client *c, pending *list);
+
 static void *timer_main(void *arg)
 {
     mcp_client *c = arg;
     pthread_mutex_lock(&c->mu);
     while (!c->stopping) {
         uint64_t now = mcp__mono_ns(), next = 0;
-        pending *expired = NULL;
+        pending *expired = NULL, *resend = NULL;
         for (unsigned b = 0; b < BUCKETS; b++) {
             for (pending *p = c->buckets[b], *n; p; p = n) {
                 n = p->next;
-                if (p->state != P_WAITING)
+                if (p->state == P_BACKOFF && p->deadline_ns <= now) {
+                    p->park_next = resend; /* stays in the table: a cancel still finds it */
+                    p->refs++;             /* the list's */
+                    resend = p;
                     continue;
-                if (p->deadline_ns <= now) {
+                }
+                if (p->state != P_WAITING && p->state != P_BACKOFF)
+                    continue;
+                if (p->state == P_BACKOFF) {
+                    if (!next || p->deadline_ns < next)
+                        next = p->deadline_ns;
+                } else if (p->deadline_ns <= now) {
                     claim_locked(c, p);
                     tomb_add_locked(c, p->id);
                     p->next = expired; /* unlinked: reuse the link */
@@ -1102,7 +1136,13 @@ static void *timer_main(void *arg)
                 }
             }
         }
+        if (resend && !expired) {
+            retry_send_due(c, resend); /* unlocks and locks c->mu */
+            continue;
+        }
         if (expired) {
+            if (resend)
+                retry_send_due(c, resend);
             pthread_mutex_unlock(&c->mu);
             while (expired) {
                 pending *n = expired->next;
@@ -1776,18 +1816,133 @@ static void on_message(mcp_client *c, const char *data, size_t len)
     mcp_rpc_msg_cleanup(&m);
 }
 
+/* ---- retries of unanswered read-only tool calls ---- */
+
+/* Did request `p` fail without any answer from the server (it may or may not have run)? */
+static int unanswered(const pending *p, mcp_status st, int http_status)
+{
+    if (strcmp(p->method, "tools/call") != 0 || p->internal)
+        return 0;
+    return st == MCP_ERR_IO || (st == MCP_ERR_CLOSED && !http_status) ||
+           (st == MCP_ERR_PROTOCOL && (http_status == 502 || http_status == 503 || http_status == 504));
+}
+
+/* The listed tool `p` calls is read-only (c->mu held); its name into `name`. */
+static int read_only_locked(mcp_client *c, const pending *p, char *name, size_t cap)
+{
+    size_t nl = 0;
+    const char *n = p->params ? mcp_json_str(mcp_json_get(mcp_json_doc_root(p->params), "name"), &nl) : NULL;
+    snprintf(name, cap, "%.*s", n ? (int)(nl < 80 ? nl : 80) : 1, n ? n : "?");
+    for (tool_info *ti = n ? c->tools : NULL; ti; ti = ti->next)
+        if (strlen(ti->name) == nl && memcmp(ti->name, n, nl) == 0)
+            return ti->read_only;
+    return 0;
+}
+
+/*
+ * Puts an unanswered request in backoff when it may go again (c->mu held):
+ * returns the wait in ms, or 0 with why not in `why` ("" when the failure
+ * is not of that kind).
+ */
+static unsigned retry_plan_locked(mcp_client *c, pending *p, mcp_status st, int http_status, char *why, size_t cap)
+{
+    why[0] = '\0';
+    if (!unanswered(p, st, http_status))
+        return 0;
+    char name[96];
+    int max = c->opts.read_only_retries < 0 ? 0 : c->opts.read_only_retries;
+    if (!read_only_locked(c, p, name, sizeof name)) {
+        snprintf(why, cap, "; not sent again: tool %s is not listed as read-only, so it may have run", name);
+        return 0;
+    }
+    if (p->retries >= (unsigned)max || c->dead || c->stopping) {
+        snprintf(why, cap, "; read-only tool %s sent %u time%s", name, p->retries + 1, p->retries ? "s" : "");
+        return 0;
+    }
+    uint64_t base = (uint64_t)c->opts.retry_backoff_ms << (p->retries < 16 ? p->retries : 16);
+    unsigned ms = (unsigned)(base < MAX_RETRY_BACKOFF_MS ? base : MAX_RETRY_BACKOFF_MS);
+    ms += (unsigned)((mcp__mono_ns() / 1000u) % (ms / 2u + 1u)); /* jitter: clients that lost one server spread out */
+    uint64_t at = mcp__mono_ns() + (uint64_t)ms * 1000000ull;
+    if (at >= p->limit_ns) {
+        snprintf(why, cap, "; read-only tool %s not sent again: its time limit ends first", name);
+        return 0;
+    }
+    snprintf(why, cap, "%s", name); /* for the log line */
+    p->retries++;
+    p->state = P_BACKOFF;
+    p->deadline_ns = at;
+    tomb_add_locked(c, p->id);
+    timer_note_locked(c, p);
+    return ms;
+}
+
+/*
+ * Sends again the requests whose backoff ended (timer thread, c->mu held
+ * on entry and on return; released while sending). Each gets a new id and
+ * what is left of its time limit.
+ */
+static void retry_send_due(mcp_client *c, pending *list)
+{
+    while (list) {
+        pending *p = list;
+        list = p->park_next;
+        p->park_next = NULL;
+        if (p->state != P_BACKOFF) {
+            unref_locked(p); /* completed meanwhile (cancelled, closed) */
+            continue;
+        }
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        unlink_locked(c, p);
+        p->id = ++c->next_id;
+        mcp_status st = write_request(c, &b, p);
+        if (st != MCP_OK) {
+            p->state = P_DONE; /* unlinked: claimed */
+            pthread_mutex_unlock(&c->mu);
+            mcp_buf_cleanup(&b);
+            finish(c, p, st, NULL, "cannot write %s again: %s", p->method, mcp_status_str(st));
+            pthread_mutex_lock(&c->mu);
+            unref_locked(p);
+            continue;
+        }
+        p->state = P_WAITING;
+        p->deadline_ns = p->limit_ns;
+        insert_locked(c, p);
+        uint64_t id = p->id; /* the list's reference covers the send: the answer may come first */
+        pthread_mutex_unlock(&c->mu);
+        st = send_from_pool(c, p, &b, id);
+        pthread_mutex_lock(&c->mu);
+        if (st != MCP_OK && st != MCP_ERR_CLOSED && claim_locked(c, p)) {
+            pthread_mutex_unlock(&c->mu);
+            finish(c, p, st, NULL, "cannot send %s again: %s", p->method, mcp_status_str(st));
+            pthread_mutex_lock(&c->mu);
+        }
+        unref_locked(p);
+    }
+}
+
 void mcp__client_on_request_failed(mcp_client *c, uint64_t id, mcp_status st, int http_status, const char *message)
 {
+    char why[200];
     pthread_mutex_lock(&c->mu);
     pending *p = find_locked(c, id);
-    int mine = p && p->state == P_WAITING && claim_locked(c, p);
+    unsigned wait = p && p->state == P_WAITING ? retry_plan_locked(c, p, st, http_status, why, sizeof why) : 0;
+    int mine = !wait && p && p->state == P_WAITING && claim_locked(c, p);
     pthread_mutex_unlock(&c->mu);
+    if (wait) {
+        char status[16] = "";
+        if (http_status)
+            snprintf(status, sizeof status, "HTTP %d: ", http_status);
+        mcp__client_log(c, MCP_LOG_WARNING, "tools/call %s: no answer (%s%.200s); read-only, sent again in %u ms", why,
+                        status, message ? message : mcp_status_str(st), wait);
+        return;
+    }
     if (!mine)
         return;
     if (http_status)
-        finish(c, p, st, NULL, "HTTP %d: %s", http_status, message ? message : "");
+        finish(c, p, st, NULL, "HTTP %d: %s%s", http_status, message ? message : "", why);
     else
-        finish(c, p, st, NULL, "%s", message ? message : mcp_status_str(st));
+        finish(c, p, st, NULL, "%s%s", message ? message : mcp_status_str(st), why);
 }
 
 void mcp__client_on_closed(mcp_client *c, mcp_status st, const char *message)
@@ -1873,6 +2028,10 @@ mcp_status mcp__client_new(mcp_client **out, const mcp_client_opts *opts, mcp_er
         o.max_input_rounds = DEFAULT_MAX_ROUNDS;
     if (!o.max_message)
         o.max_message = DEFAULT_MAX_MESSAGE;
+    if (!o.read_only_retries)
+        o.read_only_retries = DEFAULT_READ_ONLY_RETRIES;
+    if (!o.retry_backoff_ms)
+        o.retry_backoff_ms = DEFAULT_RETRY_BACKOFF_MS;
     o.transcript_path = NULL; /* opened below; not kept */
     c->opts = o;
     c->popts.max_bytes = o.max_message;
@@ -2534,6 +2693,8 @@ static void cache_tools(mcp_client *c, const mcp_json *tools)
         if (!ti)
             break;
         ti->name = mcp__strndup(name, nl);
+        const mcp_json *ro = mcp_json_get(mcp_json_get(t, "annotations"), "readOnlyHint");
+        ti->read_only = mcp_json_typeof(ro) == MCP_JSON_BOOL && mcp_json_bool(ro);
         const mcp_json *os = mcp_json_get(t, "outputSchema");
         mcp_error e;
         if (os && mcp_schema_new(&ti->output, os, NULL, &e) != MCP_OK) {

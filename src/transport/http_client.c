@@ -101,6 +101,8 @@ typedef struct xfer {
     int sent_session;           /* the request carried Mcp-Session-Id */
     char *body;                 /* the POST body (kept for a retry over HTTP+SSE) */
     size_t body_len;            /* its length */
+    size_t body_off;            /* what read_body handed libcurl so far (no_replay) */
+    int no_replay;              /* never let libcurl send this POST twice (mcp__out.no_replay) */
     char what[80];              /* "POST tools/call" etc., for messages */
     /* ---- the current attempt's response ---- */
     long status;                /* HTTP status of the final response, 0 before */
@@ -559,6 +561,17 @@ static mcp_status add_common_headers(http_client *t, struct curl_slist **h)
     return st;
 }
 
+/* libcurl's read callback for a no_replay body. */
+static size_t read_body(char *buf, size_t size, size_t n, void *ud)
+{
+    xfer *x = ud;
+    size_t cap = size * n, left = x->body_len - x->body_off;
+    size_t k = left < cap ? left : cap;
+    memcpy(buf, x->body + x->body_off, k);
+    x->body_off += k;
+    return k;
+}
+
 /* Options every attempt shares. */
 static mcp_status setup_easy(http_client *t, xfer *x)
 {
@@ -590,7 +603,17 @@ static mcp_status setup_easy(http_client *t, xfer *x)
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     if (x->kind == XK_POST) {
         SET(CURLOPT_POST, 1L);
-        SET(CURLOPT_POSTFIELDS, x->body);
+        if (x->no_replay) {
+            /* A body libcurl reads through a callback without a seek
+             * function cannot be rewound, so libcurl cannot send it again
+             * when a reused connection closes before any answer (which it
+             * does for any method): the core decides about retries. */
+            x->body_off = 0;
+            SET(CURLOPT_READFUNCTION, read_body);
+            SET(CURLOPT_READDATA, (void *)x);
+        } else {
+            SET(CURLOPT_POSTFIELDS, x->body);
+        }
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
     } else if (x->kind == XK_DELETE) {
         SET(CURLOPT_CUSTOMREQUEST, "DELETE");
@@ -1051,7 +1074,10 @@ static int post_done(http_client *t, xfer *x, CURLcode rc)
             schedule(t, x);
             return 1;
         }
-        mcp__say(msg, sizeof msg, "%s: %s", x->what, curl_why(x, rc));
+        if (rc == CURLE_SEND_FAIL_REWIND)
+            mcp__say(msg, sizeof msg, "%s: the connection closed without an answer", x->what);
+        else
+            mcp__say(msg, sizeof msg, "%s: %s", x->what, curl_why(x, rc));
         fail_request(x, MCP_ERR_IO, 0, msg);
         return 0;
     }
@@ -1360,6 +1386,7 @@ static mcp_status hc_send(mcp__ctransport *base, const mcp__out *msg)
     x->id = x->is_request ? msg->id : 0;
     x->modern = msg->modern;
     x->is_initialize = msg->is_initialize;
+    x->no_replay = msg->no_replay;
     x->barrier = msg->kind == MCP_RPC_NOTIFICATION && msg->method &&
                  strcmp(msg->method, "notifications/initialized") == 0;
     if (msg->method)
@@ -1374,6 +1401,8 @@ static mcp_status hc_send(mcp__ctransport *base, const mcp__out *msg)
         st = add_header(&h, "Content-Type: application/json");
     if (!st)
         st = add_header(&h, "Accept: application/json, text/event-stream");
+    if (!st)
+        st = add_header(&h, "Expect:"); /* no 100-continue round trip for a large body */
     if (!st && msg->version && mcp__visible_ascii(msg->version, strlen(msg->version)))
         st = add_header(&h, "MCP-Protocol-Version: %s", msg->version);
     pthread_mutex_lock(&t->mu);

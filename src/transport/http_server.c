@@ -234,6 +234,7 @@ struct mcp_http_server {
     mcp_server *srv;              /* the MCP server */
     struct MHD_Daemon *mhd;       /* libmicrohttpd */
     char *path;                   /* endpoint */
+    char *health_path;            /* health check path, or NULL */
     char **hosts;                 /* allowed Host names (no port), NULL-terminated */
     char **origins;               /* allowed Origins, NULL-terminated */
     int any_origin;               /* checks off */
@@ -2549,6 +2550,27 @@ static enum MHD_Result handle_sse_message(hreq *r)
 }
 
 /*
+ * The health check (health_path): 200 while serving, 503 once stopping, so
+ * a load balancer takes the server out before its socket closes. It reads
+ * nothing and says nothing about the data, so it needs no token and skips
+ * the Host/Origin checks; it also skips the rate limit, so that a flood
+ * from the balancer's address cannot make a healthy server look dead.
+ */
+static enum MHD_Result serve_health(mcp_http_server *hs, struct MHD_Connection *mc, const char *method)
+{
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed: the health check takes GET or HEAD");
+    pthread_mutex_lock(&hs->mu);
+    int stopping = hs->stopping;
+    pthread_mutex_unlock(&hs->mu);
+    struct MHD_Response *res = stopping ? text_response("stopping\n", 9, "text/plain; charset=utf-8")
+                                        : text_response("ok\n", 3, "text/plain; charset=utf-8");
+    if (res)
+        MHD_add_response_header(res, "Cache-Control", "no-store");
+    return queue(mc, stopping ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, res);
+}
+
+/*
  * The first call for a request: its headers are in. Everything that needs
  * no body is checked here (rate limit, path, Host and Origin, token, a
  * POST's media types and length); MHD_YES lets the body come.
@@ -2580,6 +2602,8 @@ static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc
               : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
     *con_cls = r;
     client_key(mc, r->addr, sizeof r->addr);
+    if (hs->health_path && !strcmp(url, hs->health_path))
+        return serve_health(hs, mc, method);
     if (hs->rl_addr) {
         /* Before anything costs: a flood from one address is refused here. */
         unsigned wait = mcp__ratelimit_take(hs->rl_addr, r->addr, strlen(r->addr), mcp__mono_ms());
@@ -2849,6 +2873,7 @@ static void hs_free(mcp_http_server *hs)
     strv_free(hs->hosts);
     strv_free(hs->origins);
     mcp_free(hs->path);
+    mcp_free(hs->health_path);
     for (size_t i = 0; i < sizeof hs->prm_paths / sizeof hs->prm_paths[0]; i++)
         mcp_free(hs->prm_paths[i]);
     mcp__ratelimit_free(hs->rl_addr);
@@ -2999,6 +3024,8 @@ static mcp_status setup_hosts(mcp_http_server *hs, const mcp_http_opts *o, const
             *p = (char)(*p + 32);
     hs->path = mcp__strdup(path);
     hs->hosts = strv_dup(o->allowed_hosts, default_hosts, is_loopback_name(host) ? NULL : bound_host);
+    if (o->health_path && !(hs->health_path = mcp__strdup(o->health_path)))
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     if (!hs->path || !hs->hosts)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     /* Compared as the Host header is: no port, lower case, no trailing dot
@@ -3162,6 +3189,8 @@ mcp_status mcp_http_server_start_sized(mcp_http_server **out, mcp_server *srv, c
     const char *path = o.path ? o.path : DEFAULT_PATH;
     if (path[0] != '/')
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "the endpoint path must start with '/'");
+    if (o.health_path && (o.health_path[0] != '/' || !strcmp(o.health_path, path)))
+        return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "the health path must start with '/' and differ from the endpoint");
     mcp_http_server *hs = hs_new(srv, &o);
     if (!hs)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");

@@ -657,6 +657,7 @@ typedef struct fake {
     atomic_int forgotten;  /* fake_forgetful: it no longer knows it */
     atomic_int refuse;     /* fake_forgetful: initialize after the first answers 503 */
     atomic_int bad;        /* fake_forgetful: an initialize carried a session id */
+    atomic_int calls[8];   /* fake_dropper: tools/call attempts per tool */
 } fake;
 
 /* The value of header `name` in a header block, copied; "<none>" when absent. */
@@ -1123,6 +1124,140 @@ static int fake_modern(fake *f, int fd, const freq *r)
     return 1;
 }
 
+/*
+ * A 2026-07-28 server that loses answers, as one behind a proxy does when
+ * it dies mid-call. Tools (index into f->calls): 0 "look" (read-only) and
+ * 1 "write" (not read-only, though idempotent) drop the connection without
+ * a word on their first attempt; 2 "look502" gets a proxy's 502 first; 3
+ * "lookcut" a stream cut before the answer first; 4 "lookdead" (read-only)
+ * and 5 "writedead" are never answered.
+ */
+static const char *const DROPPER_TOOLS[] = {"look", "write", "look502", "lookcut", "lookdead", "writedead", NULL};
+
+static int fake_dropper(fake *f, int fd, const freq *r)
+{
+    if (!strcmp(r->rpc_method, "server/discover"))
+        return fake_modern(f, fd, r);
+    if (!strcmp(r->rpc_method, "tools/list")) {
+        reply_result(fd, r, NULL,
+                     "{\"tools\":["
+                     "{\"name\":\"look\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":{\"readOnlyHint\":true}},"
+                     "{\"name\":\"write\",\"inputSchema\":{\"type\":\"object\"},"
+                     "\"annotations\":{\"readOnlyHint\":false,\"idempotentHint\":true}},"
+                     "{\"name\":\"look502\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":{\"readOnlyHint\":true}},"
+                     "{\"name\":\"lookcut\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":{\"readOnlyHint\":true}},"
+                     "{\"name\":\"lookdead\",\"inputSchema\":{\"type\":\"object\"},\"annotations\":{\"readOnlyHint\":true}},"
+                     "{\"name\":\"writedead\",\"inputSchema\":{\"type\":\"object\"}}],"
+                     "\"resultType\":\"complete\",\"ttlMs\":0}");
+        return 1;
+    }
+    char name[64];
+    hdr(r, "Mcp-Name", name, sizeof name);
+    int t = -1;
+    for (int i = 0; DROPPER_TOOLS[i]; i++)
+        if (!strcmp(name, DROPPER_TOOLS[i]))
+            t = i;
+    int n = t >= 0 ? atomic_fetch_add(&f->calls[t], 1) : 0;
+    if (t == 4 || t == 5 || ((t == 0 || t == 1) && n == 0))
+        return 0; /* the connection closes: no status line at all */
+    if (t == 2 && n == 0) {
+        reply(fd, 502, "text/html", "Connection: close\r\n", "<html><body><h1>502 Bad Gateway</h1></body></html>");
+        return 0;
+    }
+    if (t == 3 && n == 0) {
+        send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n: working\n\n");
+        return 0;
+    }
+    reply_result(fd, r, NULL, "{\"content\":[{\"type\":\"text\",\"text\":\"modern hi\"}],\"resultType\":\"complete\"}");
+    return 1;
+}
+
+/*
+ * Retries (docs/client.md, "Retries"): a call lost without an answer is
+ * sent again only for a tool listed as read-only, a bounded number of
+ * times; anything else fails saying it may have run.
+ */
+static void retry_tests(int retries)
+{
+    fake f;
+    if (fake_start(&f, fake_dropper) != 0)
+        return;
+    mcp_client_opts o;
+    client_opts(&o, NULL, NULL);
+    o.read_only_retries = retries;
+    o.retry_backoff_ms = 20;
+    mcp_http_client_opts h;
+    memset(&h, 0, sizeof h);
+    h.url = f.url;
+    mcp_client *c;
+    mcp_error err;
+    mcp_response *r = NULL;
+    mcp_status st = mcp_client_connect_http(&c, &o, &h, &err);
+    CHECK(st == MCP_OK && mcp_client_is_modern(c), "dropper: connect (%s: %s)", mcp_status_name(st), err.message);
+    if (st != MCP_OK) {
+        fake_stop(&f);
+        fake_free(&f);
+        return;
+    }
+    /* Before tools/list the client knows no annotations: nothing is sent twice. */
+    st = mcp_client_call_tool(c, "look", NULL, NULL, &r, &err);
+    CHECK(st == MCP_ERR_IO && strstr(err.message, "not listed as read-only"),
+          "dropper: an unlisted tool is not sent again (%s: %s)", mcp_status_name(st), err.message);
+    mcp_response_free(r);
+    atomic_store(&f.calls[0], 0);
+    st = mcp_client_list_tools(c, &r, &err);
+    CHECK(st == MCP_OK, "dropper: tools/list (%s)", err.message);
+    mcp_response_free(r);
+    int again = retries >= 0;
+    const char *ok_tools[] = {"look", "look502", "lookcut"};
+    for (int i = 0; i < 3; i++) {
+        st = mcp_client_call_tool(c, ok_tools[i], NULL, NULL, &r, &err);
+        if (again)
+            CHECK(st == MCP_OK && r && !strcmp(first_text(r), "modern hi"),
+                  "dropper: read-only %s answered on its second attempt (%s: %s)", ok_tools[i], mcp_status_name(st),
+                  err.message);
+        else
+            CHECK(st != MCP_OK && strstr(err.message, "sent 1 time"),
+                  "dropper: with retries off, %s fails at once (%s: %s)", ok_tools[i], mcp_status_name(st),
+                  err.message);
+        mcp_response_free(r);
+    }
+    st = mcp_client_call_tool(c, "write", NULL, NULL, &r, &err);
+    CHECK(st == MCP_ERR_IO && strstr(err.message, "not sent again") && strstr(err.message, "may have run"),
+          "dropper: a tool that is not read-only is never sent again (%s: %s)", mcp_status_name(st), err.message);
+    mcp_response_free(r);
+    st = mcp_client_call_tool(c, "writedead", NULL, NULL, &r, &err);
+    CHECK(st == MCP_ERR_IO && strstr(err.message, "may have run"),
+          "dropper: nor one without annotations (%s: %s)", mcp_status_name(st), err.message);
+    mcp_response_free(r);
+    st = mcp_client_call_tool(c, "lookdead", NULL, NULL, &r, &err);
+    char want[32];
+    snprintf(want, sizeof want, "sent %d time", again ? (retries ? retries : 2) + 1 : 1);
+    CHECK(st == MCP_ERR_IO && strstr(err.message, want), "dropper: a read-only call never answered gives up (%s: %s)",
+          mcp_status_name(st), err.message);
+    mcp_response_free(r);
+    /* A short time limit leaves no room for the wait. */
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeout_ms = 1;
+    int before = atomic_load(&f.calls[4]);
+    st = mcp_client_call_tool(c, "lookdead", NULL, &ro, &r, &err);
+    CHECK(st != MCP_OK && atomic_load(&f.calls[4]) - before <= 1, "dropper: no retry past the time limit (%s: %s)",
+          mcp_status_name(st), err.message);
+    mcp_response_free(r);
+    mcp_client_close(c);
+    fake_stop(&f);
+    int expect_look = again ? 2 : 1;
+    CHECK(atomic_load(&f.calls[0]) == expect_look && atomic_load(&f.calls[2]) == expect_look &&
+              atomic_load(&f.calls[3]) == expect_look,
+          "dropper: attempts of the read-only tools: %d %d %d, expected %d", atomic_load(&f.calls[0]),
+          atomic_load(&f.calls[2]), atomic_load(&f.calls[3]), expect_look);
+    CHECK(atomic_load(&f.calls[1]) == 1 && atomic_load(&f.calls[5]) == 1,
+          "dropper: the others ran at most once: write %d, writedead %d", atomic_load(&f.calls[1]),
+          atomic_load(&f.calls[5]));
+    fake_free(&f);
+}
+
 /* Everything is 401 with a challenge. */
 static int fake_401(fake *f, int fd, const freq *r)
 {
@@ -1346,6 +1481,9 @@ int main(void)
     expired_session();
     forgetful_tests();
     fake_tests();
+    retry_tests(0);
+    retry_tests(-1);
+    retry_tests(1);
     printf("http_client: %d passed, %d failed\n", atomic_load(&g_passed), atomic_load(&g_failed));
     return atomic_load(&g_failed) ? 1 : 0;
 }

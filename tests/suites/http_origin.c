@@ -3,7 +3,8 @@
  * options: configured allowed_origins (short ones such as "null", ports,
  * default ports) and allowed_hosts (case, trailing dot, ports), and the
  * defaults (http://[::1] on any port). A request is sent with a Host and an
- * Origin header; only the status line is read: 403 means refused.
+ * Origin header; only the status line is read: 403 means refused. Also the
+ * health check (health_path), which skips those checks and the rate limit.
  */
 #include <mcp/mcp.h>
 
@@ -20,8 +21,8 @@
 static int g_passed, g_failed;
 static unsigned g_port;
 
-/* The status code of GET /mcp with these headers (NULL = header left out); -1 on failure. */
-static int status_of(const char *host, const char *origin)
+/* The status code of METHOD PATH with these headers (NULL = header left out); -1 on failure. */
+static int status_req(const char *method, const char *path, const char *host, const char *origin)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a;
@@ -35,7 +36,7 @@ static int status_of(const char *host, const char *origin)
         return -1;
     }
     char req[1024];
-    int n = snprintf(req, sizeof req, "GET /mcp HTTP/1.1\r\n%s%s%s%s%s%sConnection: close\r\n\r\n",
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\n%s%s%s%s%s%sConnection: close\r\n\r\n", method, path,
                      host ? "Host: " : "", host ? host : "", host ? "\r\n" : "", origin ? "Origin: " : "",
                      origin ? origin : "", origin ? "\r\n" : "");
     if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
@@ -62,6 +63,11 @@ static int status_of(const char *host, const char *origin)
     return atoi(buf + 9);
 }
 
+static int status_of(const char *host, const char *origin)
+{
+    return status_req("GET", "/mcp", host, origin);
+}
+
 static void expect(const char *host, const char *origin, int allowed, int line)
 {
     int st = status_of(host, origin);
@@ -74,6 +80,19 @@ static void expect(const char *host, const char *origin, int allowed, int line)
                origin ? origin : "(none)", st, allowed ? "not 403" : "403");
     }
 }
+/* METHOD PATH answers `want`. */
+static void expect_status(const char *method, const char *path, const char *host, int want, int line)
+{
+    int st = status_req(method, path, host, NULL);
+    if (st == want) {
+        g_passed++;
+    } else {
+        g_failed++;
+        printf("FAIL line %d: %s %s (Host %s): status %d, expected %d\n", line, method, path, host ? host : "(none)",
+               st, want);
+    }
+}
+#define STATUS(m, p, h, want) expect_status((m), (p), (h), (want), __LINE__)
 #define ALLOWED(h, o) expect((h), (o), 1, __LINE__)
 #define REFUSED(h, o) expect((h), (o), 0, __LINE__)
 
@@ -171,6 +190,43 @@ int main(void)
     ALLOWED("[::1]", "http://[::1]:1234");
     REFUSED("[::1]", "http://[::2]:1234");
     mcp_http_server_stop(hs, 2000);
+
+    /* The health check: any Host, no rate limit, GET and HEAD only; the
+     * endpoint keeps its checks. Without health_path the path is unknown. */
+    memset(&ho, 0, sizeof ho);
+    ho.health_path = "/healthz";
+    ho.rate_per_address = 0.001;
+    ho.burst_per_address = 1;
+    if (start(&hs, srv, &ho))
+        return 1;
+    for (int i = 0; i < 3; i++)
+        STATUS("GET", "/healthz", "evil.example", 200);
+    STATUS("HEAD", "/healthz", NULL, 200);
+    STATUS("POST", "/healthz", NULL, 405);
+    STATUS("GET", "/healthz/x", NULL, 404); /* elsewhere the rate limit applies: this took the one token */
+    STATUS("GET", "/healthz/x", NULL, 429);
+    STATUS("GET", "/healthz", NULL, 200);
+    mcp_http_server_stop(hs, 2000);
+    memset(&ho, 0, sizeof ho);
+    if (start(&hs, srv, &ho))
+        return 1;
+    STATUS("GET", "/healthz", NULL, 404);
+    mcp_http_server_stop(hs, 2000);
+    static const char *const bad_health[] = {"/mcp", "healthz"};
+    for (size_t i = 0; i < 2; i++) {
+        memset(&ho, 0, sizeof ho);
+        ho.health_path = bad_health[i];
+        mcp_error err;
+        mcp_status st = mcp_http_server_start(&hs, srv, &ho, &err);
+        if (st == MCP_ERR_INVALID_ARG) {
+            g_passed++;
+        } else {
+            g_failed++;
+            printf("FAIL: health_path %s: status %d, expected MCP_ERR_INVALID_ARG\n", bad_health[i], st);
+            if (st == MCP_OK)
+                mcp_http_server_stop(hs, 0);
+        }
+    }
 
     mcp_server_free(srv);
     printf("http_origin: %d passed, %d failed\n", g_passed, g_failed);

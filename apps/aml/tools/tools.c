@@ -966,6 +966,7 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
         fprintf(stderr, "mcp-server-aml: --http takes [HOST:]PORT, e.g. 8080 or 127.0.0.1:8080\n");
         return 2;
     }
+    ho.health_path = "/healthz"; /* for load balancers (docs/deploy.md) */
     mcp_server_opts so;
     aml_server_opts(&so, app);
     so.transcript_path = o->transcript;
