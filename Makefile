@@ -31,6 +31,9 @@ TEST_PKGS += chromium
 # The PostgreSQL store's tests start their own PostgreSQL 15 server
 # (tests/lib/pg.sh: initdb and pg_ctl in a temporary folder).
 TEST_PKGS += postgresql
+# aml.suite.lb runs mcp-server-aml servers behind HAProxy (deploy/haproxy.cfg)
+# and reads their audit log with the sqlite3 shell; curl probes the proxy.
+TEST_PKGS += haproxy sqlite3 curl
 DEB_PKGS := $(BUILD_PKGS) dpkg-dev file
 FUZZ_PKGS := $(BUILD_PKGS) clang libclang-rt-14-dev
 VALGRIND_PKGS := $(BUILD_PKGS) valgrind

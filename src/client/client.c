@@ -125,7 +125,7 @@ typedef struct pending {
     void *progress_ud;
     int progress_resets;        /* progress restarts the time limit */
     int as_task;                /* tools/call declaring the tasks extension (2026-07-28 _meta) */
-    int no_replay;              /* a tools/call of a tool not listed as read-only (mcp__out) */
+    int no_replay;              /* a tools/call: the transport never repeats it (mcp__out) */
     char *traceparent;          /* W3C trace context for _meta (owned), or NULL */
     char *tracestate;           /* owned, or NULL */
     mcp__job job;               /* an input round on the pool */
@@ -689,8 +689,6 @@ static void tell_cancelled(mcp_client *c, uint64_t id, int modern, const char *r
 /* ------------------------------------------------------------------------ */
 /* Starting requests                                                         */
 
-static int read_only_locked(mcp_client *c, const pending *p, char *name, size_t cap);
-
 /* Wakes the timer when `p` is due before what it sleeps towards (c->mu held). */
 static void timer_note_locked(mcp_client *c, const pending *p)
 {
@@ -762,10 +760,8 @@ static mcp_status start_request(mcp_client *c, const char *method, mcp_json_doc 
     p->id = p->handle = ++c->next_id;
     p->auth_gen = c->auth_gen;
     p->sess_gen = c->sess_gen;
-    if (!strcmp(method, "tools/call")) {
-        char name[96];
-        p->no_replay = !read_only_locked(c, p, name, sizeof name) || c->opts.read_only_retries < 0;
-    }
+    /* Whether a lost tools/call goes again is decided here (retry_plan_locked), never by the transport. */
+    p->no_replay = !strcmp(method, "tools/call");
     mcp_buf b;
     mcp_buf_init(&b, 0);
     mcp_status st = write_request(c, &b, p);

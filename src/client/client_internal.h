@@ -34,10 +34,9 @@ typedef struct mcp__out {
     int modern;                 /* 2026-07-28 request: stateless, no session header */
     int is_initialize;          /* the legacy initialize request (HTTP: keep the session id
                                    from its response; may fall back to HTTP+SSE) */
-    int no_replay;              /* the transport must never send it twice on its own (HTTP: a
-                                   tools/call of a tool not listed as read-only; libcurl would
-                                   otherwise repeat a POST whose reused connection closed
-                                   without an answer) */
+    int no_replay;              /* the transport must never send it again on its own (a
+                                   tools/call: the core decides; libcurl would otherwise repeat
+                                   a POST whose reused connection closed without an answer) */
 } mcp__out;
 
 typedef struct mcp__ctransport mcp__ctransport;
