@@ -1891,6 +1891,8 @@ static void retry_send_due(mcp_client *c, pending *list)
         mcp_buf_init(&b, 0);
         unlink_locked(c, p);
         p->id = ++c->next_id;
+        p->auth_gen = c->auth_gen; /* it goes with today's token and session */
+        p->sess_gen = c->sess_gen;
         mcp_status st = write_request(c, &b, p);
         if (st != MCP_OK) {
             p->state = P_DONE; /* unlinked: claimed */

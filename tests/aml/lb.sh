@@ -2,7 +2,9 @@
 # aml.suite.lb: several mcp-server-aml servers behind HAProxy (issue 18,
 # docs/deploy.md). Everything runs as the current user on loopback in
 # WORK_DIR, and everything started here is stopped on exit:
-#   - one store with a small generated bank (gen); three servers on it
+#   - one store with a small generated bank (gen): a SQLite file, or the
+#     PostgreSQL database AML_TEST_DB names (under tests/lib/pg.sh, which
+#     starts and stops that server); three servers on it
 #     (--http 127.0.0.1:0, each with its own --actor srvN so that the audit
 #     log says which server ran a call);
 #   - HAProxy with deploy/haproxy.cfg itself, only the ports, the log target
@@ -48,15 +50,24 @@ if ! command -v haproxy >/dev/null 2>&1; then
 fi
 rm -rf "$work"
 mkdir -p "$work"
-db=$work/bank.db
+# The store: PostgreSQL when run under tests/lib/pg.sh (AML_TEST_DB, the
+# variant aml.suite.lb.pg), else one SQLite file the three servers share.
+db=${AML_TEST_DB:-$work/bank.db}
+case $db in
+  postgresql://*|postgres://*)
+    psql=$(command -v psql || echo /usr/lib/postgresql/15/bin/psql)
+    audit_rows() { "$psql" -X -q -At -F ' ' -d "$db" \
+      -c "SELECT request_sha256, actor FROM audit_log WHERE action LIKE 'tool.%' ORDER BY seq"; } ;;
+  *)
+    audit_rows() { sqlite3 -separator ' ' "$db" \
+      "SELECT request_sha256, actor FROM audit_log WHERE action LIKE 'tool.%' ORDER BY seq"; } ;;
+esac
+echo "store: $db"
 
 # ---- the store -------------------------------------------------------------------------------
 if ! "$aml" gen --seed 2 --customers 30 --days 60 --instances 1 --db "$db" >"$work/gen.log" 2>&1; then
   fail "gen"; cat "$work/gen.log"; finish
 fi
-audit_rows() { # request_sha256 actor, one line per tool call audited
-  sqlite3 -separator ' ' "$db" "SELECT request_sha256, actor FROM audit_log WHERE action LIKE 'tool.%' ORDER BY seq"
-}
 
 # ---- three servers on free ports -------------------------------------------------------------
 ports=""
