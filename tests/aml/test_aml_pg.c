@@ -297,14 +297,32 @@ static void test_stream_and_copy(void)
     }
     T_EQ_INT(n, 10000);
     T_TRUE(ordered);
-    T_EQ_INT(aml_pg_in_tx(pg), 0); /* its own transaction ended with the last row */
-    /* Reset early: the cursor closes and its transaction ends. */
+    T_EQ_INT(aml_pg_in_tx(pg), 0);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0); /* closed with the last row */
+    /* Outside a transaction the cursor is held: transactions begin and commit between its steps. */
+    st = aml_pg_get(pg, all, 1);
+    aml_pg_bind(st, 1, "k", 1, AML_PG_UNKNOWN);
+    n = 0;
+    while (aml_pg_step(st) == AML_ROW)
+        if (n++ % 2500 == 0) {
+            T_EQ_INT(aml_pg_begin(pg), 0);
+            T_EQ_INT(aml_pg_exec(pg, "UPDATE meta SET value = value WHERE key = 'k00001'"), 0);
+            T_EQ_INT(aml_pg_commit(pg), 0);
+        }
+    T_EQ_INT(n, 10000);
+    /* Inside one: a plain cursor; a reset closes it, and one whose transaction ended is left alone. */
+    T_EQ_INT(aml_pg_begin(pg), 0);
     st = aml_pg_get(pg, all, 1);
     aml_pg_bind(st, 1, "k", 1, AML_PG_UNKNOWN);
     T_EQ_INT(aml_pg_step(st), AML_ROW);
-    T_EQ_INT(aml_pg_in_tx(pg), 1);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 1);
     aml_pg_reset(st);
-    T_EQ_INT(aml_pg_in_tx(pg), 0);
+    T_EQ_INT(one_int(pg, "SELECT count(*) FROM pg_cursors WHERE name <> ''"), 0);
+    T_EQ_INT(aml_pg_step(st), AML_ROW);
+    T_EQ_INT(aml_pg_commit(pg), 0);
+    T_EQ_INT(aml_pg_begin(pg), 0);
+    aml_pg_reset(st);
+    T_EQ_INT(aml_pg_commit(pg), 0); /* the transaction after it is intact */
     aml_pg_free(pg);
 }
 

@@ -34,7 +34,8 @@ struct aml_pg_st {
     int started;        /* executed since the reset */
     int exhausted;      /* no more batches to fetch */
     int cursor_open;    /* a stream's cursor is declared */
-    int own_tx;         /* the stream began the transaction it runs in */
+    char cursor[32];    /* its name: the statement's and the run's number */
+    unsigned runs;      /* runs so far (a cursor an aborted transaction kept cannot clash) */
 };
 
 struct aml_pg {
@@ -515,7 +516,7 @@ static int take_result(aml_pg_st *st, PGresult *r)
 static int fetch(aml_pg_st *st)
 {
     char sql[64];
-    snprintf(sql, sizeof sql, "FETCH FORWARD %d FROM %s", AML_PG_STREAM_BATCH, st->name);
+    snprintf(sql, sizeof sql, "FETCH FORWARD %d FROM %s", AML_PG_STREAM_BATCH, st->cursor);
     PQclear(st->res);
     st->res = NULL;
     if (take_result(st, PQexec(st->pg->conn, sql)))
@@ -524,22 +525,25 @@ static int fetch(aml_pg_st *st)
     return 0;
 }
 
-/* A stream declares a cursor, in a transaction of its own when none is open. */
+/*
+ * A stream declares a cursor. Inside the caller's transaction it is a plain
+ * one (rows computed as fetched; it ends with the transaction). Outside any,
+ * WITH HOLD: PostgreSQL keeps the result on its side (spilling to disk), so
+ * the caller may begin and commit transactions between steps and the client
+ * still holds one batch at a time.
+ */
 static int open_cursor(aml_pg_st *st)
 {
     aml_pg *pg = st->pg;
-    if (!aml_pg_in_tx(pg)) {
-        if (aml_pg_exec(pg, "BEGIN"))
-            return -1;
-        st->own_tx = 1;
-    }
-    size_t len = strlen(st->text) + 64;
+    size_t len = strlen(st->text) + 96;
     char *sql = malloc(len);
     if (!sql) {
         snprintf(pg->errmsg, sizeof pg->errmsg, "out of memory");
         return -1;
     }
-    snprintf(sql, len, "DECLARE %s NO SCROLL CURSOR FOR %s", st->name, st->text);
+    snprintf(st->cursor, sizeof st->cursor, "%s_%u", st->name, ++st->runs);
+    snprintf(sql, len, "DECLARE %s NO SCROLL CURSOR %s FOR %s", st->cursor,
+             aml_pg_in_tx(pg) ? "WITHOUT HOLD" : "WITH HOLD", st->text);
     PGresult *r = PQexecParams(pg->conn, sql, st->nparams, st->types, (const char *const *)st->vals, NULL,
                                NULL, 0);
     free(sql);
@@ -569,23 +573,25 @@ static int execute(aml_pg_st *st)
 }
 
 /*
- * Closes a stream's cursor and ends the transaction it began, as soon as
- * the last row is read or on a reset. A cursor of the caller's transaction
- * is closed only while that transaction runs (its end closed it already).
+ * Closes a stream's cursor as soon as the last row is read, or on a reset,
+ * if it still exists: the transaction of a plain cursor may have ended
+ * meanwhile, and a CLOSE that failed would abort the caller's next one.
+ * Not inside a failed transaction (the cursor goes with the rollback, or
+ * stays harmlessly under its run's unique name).
  */
 static void end_stream(aml_pg_st *st)
 {
     aml_pg *pg = st->pg;
-    if (st->cursor_open && PQtransactionStatus(pg->conn) == PQTRANS_INTRANS) {
-        char sql[40];
-        snprintf(sql, sizeof sql, "CLOSE %s", st->name);
+    if (st->cursor_open && PQtransactionStatus(pg->conn) != PQTRANS_INERROR &&
+        PQstatus(pg->conn) == CONNECTION_OK) {
+        char sql[200];
+        snprintf(sql, sizeof sql,
+                 "DO $c$ DECLARE c refcursor := '%s'; BEGIN "
+                 "IF EXISTS (SELECT 1 FROM pg_cursors WHERE name = '%s') THEN CLOSE c; END IF; END $c$",
+                 st->cursor, st->cursor);
         PQclear(PQexec(pg->conn, sql));
     }
-    if (st->own_tx && aml_pg_in_tx(pg)) {
-        /* Nothing to keep in the stream's own transaction; an error already ended it. */
-        PQclear(PQexec(pg->conn, PQtransactionStatus(pg->conn) == PQTRANS_INTRANS ? "COMMIT" : "ROLLBACK"));
-    }
-    st->cursor_open = st->own_tx = 0;
+    st->cursor_open = 0;
 }
 
 static int step_fail(aml_pg_st *st)

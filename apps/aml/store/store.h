@@ -80,10 +80,12 @@ aml_st *aml_stmt(aml_store *s, const char *sql);
 /**
  * Like aml_stmt, for a statement whose rows may be too many to hold at
  * once (the scan's transactions, the audit log): on PostgreSQL its rows
- * come through a cursor, AML_PG_STREAM_BATCH (4,096) per round trip, inside
- * the open transaction or else one of its own, which ends with the last row
- * or the reset (so do not begin or commit while such a stream is open);
- * other statements may run between its steps. On SQLite it is aml_stmt.
+ * come through a cursor, AML_PG_STREAM_BATCH (4,096) per round trip, and
+ * other statements may run between its steps. Started outside a
+ * transaction the cursor is held (WITH HOLD: PostgreSQL keeps the result on
+ * its side), so transactions may begin and commit between steps; started
+ * inside one it lives in it and must be read before it ends. The cursor is
+ * closed with the last row or the reset. On SQLite it is aml_stmt.
  */
 aml_st *aml_stmt_stream(aml_store *s, const char *sql);
 
