@@ -347,10 +347,10 @@ static const char *const pg_migration_7[] = {
     "  state " T " NOT NULL CHECK (state IN ('running','done')),\n"
     "  batches " I " NOT NULL, accounts " I " NOT NULL,\n"
     "  created_at " T " NOT NULL, finished_at " T ",\n"
-    "  run_id " I " REFERENCES scan_runs(run_id));\n" ROWID("scan_jobs", "job_id")
+    "  run_id " I ");\n" ROWID("scan_jobs", "job_id")
     "CREATE UNIQUE INDEX scan_jobs_running ON scan_jobs(window_from, window_to) WHERE state = 'running';\n",
     "CREATE TABLE scan_batches (\n"
-    "  job_id " I " NOT NULL REFERENCES scan_jobs(job_id),\n"
+    "  job_id " I " NOT NULL,\n"
     "  batch_no " I " NOT NULL,\n"
     "  accounts " T " NOT NULL,\n"
     "  n_accounts " I " NOT NULL,\n"
@@ -359,7 +359,7 @@ static const char *const pg_migration_7[] = {
     "  accounts_evaluated " I ", accounts_matched " I ", finished_at " T ",\n"
     "  PRIMARY KEY (job_id, batch_no));\n",
     "CREATE TABLE scan_batch_matches (\n"
-    "  job_id " I " NOT NULL REFERENCES scan_jobs(job_id),\n"
+    "  job_id " I " NOT NULL,\n"
     "  acct_no " I " NOT NULL,\n"
     "  batch_no " I " NOT NULL,\n"
     "  mask " I " NOT NULL, scores " T " NOT NULL, links " T " NOT NULL,\n"
@@ -483,6 +483,11 @@ static int migrate_one(aml_pg *pg, int64_t v, unsigned flags, aml_pg_seed_fn see
     if (p.version > v) {
         aml_pg_rollback(pg);
         return 0;
+    }
+    if (!pg_migrations[v]) {
+        aml_pg_rollback(pg);
+        return aml_errf(err, "%s: schema migration %d -> %d has no PostgreSQL text (pg_schema.c)", aml_pg_name(pg),
+                        (int)v, (int)(v + 1));
     }
     if (exec_all(pg, pg_migrations[v]) || set_version(pg, v + 1))
         goto fail;
