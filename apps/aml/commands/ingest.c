@@ -119,19 +119,35 @@ typedef struct fxr {
     int64_t date, num, den;
 } fxr;
 
+/* What the ingest knows of one account, by acct_no (numbers are dense: the ingest gives them, max + 1). */
+typedef struct acct_cov {
+    int64_t first_at; /* its earliest booked_at in this ingest (when touched) */
+    uint8_t internal; /* one of the bank's accounts: coverage is recorded for it */
+    uint8_t touched;  /* a transaction of this ingest involves it */
+} acct_cov;
+
 struct aml_ingest {
     aml_store *s;
     int was_wal;           /* the store was in WAL mode: back to it after the load */
     aml_ingest_opts o;
     smap accts;            /* account_id -> acct_no */
+    acct_cov *cov;         /* by acct_no: internal flag and first activity in this ingest */
+    size_t ncov;           /* entries in cov (acct_no < ncov) */
     int64_t next_acct;     /* next acct_no to assign */
     fxr *fx;
     size_t nfx, capfx;
     int dropped_indexes;   /* rebuild tx_from/tx_to at commit */
     int day_precision;     /* some row had day precision */
-    int64_t first_txn;     /* txn_no of the first transaction of this ingest, 0 = none yet */
     int64_t min_at;        /* its earliest booked_at */
     int declared;          /* coverage records were given */
+    int bulk;              /* PostgreSQL into an empty transactions table: rows through COPY (bulk_*) */
+    int copying;           /* bulk: the COPY into transactions is open */
+    int64_t next_txn;      /* bulk: the next txn_no */
+    mcp_buf txb;           /* bulk: transaction rows not sent yet */
+    mcp_buf custb, acctb, partyb; /* bulk: rows of the small tables, stored at the next flush */
+    smap custs;            /* bulk: customer ids stored or pending */
+    smap links;            /* bulk: "acct_no customer role" of pending and stored parties of this ingest */
+    smap refs;             /* bulk: txn_refs of this ingest (the table was empty) */
     aml_ingest_stats st;
     int64_t t0;
 };
@@ -140,6 +156,52 @@ static const char *const sql_index_from =
     "CREATE INDEX tx_from ON transactions(from_acct, booked_at, to_acct, amount_base_minor, channel)";
 static const char *const sql_index_to =
     "CREATE INDEX tx_to ON transactions(to_acct, booked_at, from_acct, amount_base_minor, channel)";
+
+/* Makes room for acct_no `no` in the coverage array and records whether the account is the bank's. */
+static int cov_add(aml_ingest *in, int64_t no, int internal)
+{
+    if (no < 0)
+        return -1;
+    if ((size_t)no >= in->ncov) {
+        size_t n = in->ncov ? in->ncov : 1024;
+        while (n <= (size_t)no)
+            n *= 2;
+        acct_cov *c = realloc(in->cov, n * sizeof *c);
+        if (!c)
+            return -1;
+        memset(c + in->ncov, 0, (n - in->ncov) * sizeof *c);
+        in->cov = c;
+        in->ncov = n;
+    }
+    in->cov[no].internal = internal != 0;
+    return 0;
+}
+
+/* A transaction of this ingest at `at` involves account `no` (0: none). */
+static void cov_touch(aml_ingest *in, int64_t no, int64_t at)
+{
+    if (no <= 0 || (size_t)no >= in->ncov)
+        return;
+    acct_cov *c = &in->cov[no];
+    if (!c->touched || at < c->first_at)
+        c->first_at = at;
+    c->touched = 1;
+}
+
+static void ingest_free(aml_ingest *in)
+{
+    mcp_buf_cleanup(&in->txb);
+    mcp_buf_cleanup(&in->custb);
+    mcp_buf_cleanup(&in->acctb);
+    mcp_buf_cleanup(&in->partyb);
+    smap_free(&in->custs);
+    smap_free(&in->links);
+    smap_free(&in->refs);
+    smap_free(&in->accts);
+    free(in->cov);
+    free(in->fx);
+    free(in);
+}
 
 static int load_fx(aml_ingest *in, aml_err *err)
 {
@@ -166,6 +228,166 @@ static int load_fx(aml_ingest *in, aml_err *err)
     }
     aml_reset(st);
     return 0;
+}
+
+/*
+ * Bulk load on PostgreSQL (the transactions table was empty at the start):
+ * transactions stream through one COPY with txn_no given here (max + 1, as
+ * SQLite's rowid; the table is locked against other writers); customers,
+ * accounts and party links, which arrive interleaved with them (an account is
+ * created when a transaction first names it), wait in memory as COPY text and
+ * are stored at the next flush (the PostgreSQL schema, like SQLite's with
+ * foreign_keys off, has no REFERENCES, so the order does not matter).
+ * Uniqueness the database would check row by row (customer ids,
+ * links, txn_refs) is checked in memory so a bad row gets the same error
+ * as on SQLite. Any other record first flushes everything (bulk_flush).
+ * DDL is transactional in PostgreSQL: a failed import keeps nothing.
+ */
+static const char sql_copy_txn[] =
+    "COPY transactions(txn_no, txn_ref, booked_at, time_precision, from_acct, to_acct, amount_minor, currency, "
+    "amount_base_minor, amount_received_minor, currency_received, channel, txn_type, conductor_id, location_id, "
+    "location_region, location_country, counterparty_name, memo, gt_is_laundering, gt_label, gt_attempt_id) "
+    "FROM STDIN";
+static const char sql_copy_cust[] =
+    "COPY customers(customer_id, customer_type, full_name, first_name, last_name, date_of_birth, country, "
+    "occupation, naics_code, region, city, risk_rating, pep, onboarded_at, cash_intensive, "
+    "expected_monthly_cash_minor, expected_monthly_volume_minor, declared_annual_income_minor, source_dataset) "
+    "FROM STDIN";
+static const char sql_copy_acct[] =
+    "COPY accounts(acct_no, account_id, is_internal, bank_id, institution_name, account_type, currency, status, "
+    "opened_at, opening_deposit_minor, home_branch_id, home_region, country, holder_name) FROM STDIN";
+static const char sql_copy_party[] = "COPY account_parties(acct_no, customer_id, role) FROM STDIN";
+
+#define BULK_SEND (1u << 20) /* transaction rows are sent in blocks of about this many bytes */
+
+static int bulk_start(aml_ingest *in, aml_err *err)
+{
+    if (aml_exec(in->s, "SET LOCAL maintenance_work_mem = '256MB'", err))
+        return -1;
+    /* The ids and links already stored: the database would refuse them again in the COPY. */
+    aml_st *st = aml_stmt(in->s, "SELECT customer_id, '' FROM customers UNION ALL "
+                                 "SELECT CAST(acct_no AS TEXT) || ' ' || customer_id || ' ' || role, 'l' "
+                                 "FROM account_parties");
+    if (!st)
+        return aml_errf(err, "%s", aml_errmsg(in->s));
+    int rc;
+    while ((rc = aml_step(st)) == AML_ROW) {
+        const char *id = aml_col_text(st, 0);
+        if (smap_put(aml_col_text(st, 1)[0] ? &in->links : &in->custs, id, strlen(id), 1)) {
+            aml_reset(st);
+            return aml_errf(err, "out of memory");
+        }
+    }
+    aml_reset(st);
+    if (rc != AML_DONE)
+        return aml_errf(err, "%s", aml_errmsg(in->s));
+    in->bulk = 1;
+    in->next_txn = 1;
+    return 0;
+}
+
+/*
+ * COPY text format into a buffer (bulk): each field escaped (backslash, tab, newline, carriage return; NULL is
+ * \N; a NUL byte ends the value) and followed by a tab; copy_row turns the row's last tab into a newline.
+ * Most values need no escape: the runs between special bytes are appended whole.
+ */
+static void copy_field(mcp_buf *b, const char *v, size_t n)
+{
+    if (!v) {
+        mcp_buf_append(b, "\\N\t", 3);
+        return;
+    }
+    const char *nul = memchr(v, '\0', n);
+    if (nul)
+        n = (size_t)(nul - v);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = v[i];
+        const char *esc = c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
+        if (!esc)
+            continue;
+        mcp_buf_append(b, v + run, i - run);
+        mcp_buf_append(b, esc, 2);
+        run = i + 1;
+    }
+    mcp_buf_append(b, v + run, n - run);
+    mcp_buf_append(b, "\t", 1);
+}
+
+static void copy_row(mcp_buf *b)
+{
+    if (b->len && b->data[b->len - 1] == '\t')
+        b->data[b->len - 1] = '\n';
+}
+
+/* COPY text fields (bulk): a string or NULL, an integer, an optional integer. */
+static void cf(mcp_buf *b, const char *v)
+{
+    copy_field(b, v, v ? strlen(v) : 0);
+}
+
+static void cfi(mcp_buf *b, int64_t v, int present)
+{
+    if (!present) {
+        copy_field(b, NULL, 0);
+        return;
+    }
+    char t[24];
+    int k = snprintf(t, sizeof t, "%lld\t", (long long)v);
+    mcp_buf_append(b, t, (size_t)k);
+}
+
+/* Ends a COPY row; fails when the buffer could not grow. */
+static int crow(mcp_buf *b, aml_err *err)
+{
+    copy_row(b);
+    return b->len && b->data[b->len - 1] == '\n' ? 0 : aml_errf(err, "out of memory");
+}
+
+/* Stores a buffer of COPY rows with one COPY. */
+static int bulk_copy(aml_ingest *in, const char *sql, mcp_buf *b, aml_err *err)
+{
+    if (!b->len)
+        return 0;
+    int rc = aml_copy_begin(in->s, sql, err);
+    if (!rc && aml_copy_put(in->s, b->data, b->len, err)) {
+        aml_copy_abort(in->s, "send failed");
+        rc = -1;
+    } else if (!rc) {
+        rc = aml_copy_end(in->s, err);
+    }
+    mcp_buf_reset(b);
+    return rc;
+}
+
+/* Ends the transactions COPY and stores the pending customers, accounts and links (in that order). */
+static int bulk_flush(aml_ingest *in, aml_err *err)
+{
+    if (!in->bulk)
+        return 0;
+    if (in->copying) {
+        in->copying = 0;
+        int rc = aml_copy_put(in->s, in->txb.data ? in->txb.data : "", in->txb.len, err);
+        mcp_buf_reset(&in->txb);
+        if (rc) {
+            aml_copy_abort(in->s, "send failed");
+            return -1;
+        }
+        if (aml_copy_end(in->s, err))
+            return -1;
+    }
+    return bulk_copy(in, sql_copy_cust, &in->custb, err) || bulk_copy(in, sql_copy_acct, &in->acctb, err) ||
+                   bulk_copy(in, sql_copy_party, &in->partyb, err)
+               ? -1
+               : 0;
+}
+
+/* At commit: everything stored. */
+static int bulk_finish(aml_ingest *in, aml_err *err)
+{
+    if (!in->bulk)
+        return 0;
+    return bulk_flush(in, err);
 }
 
 int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, aml_err *err)
@@ -199,13 +421,13 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
     }
     if (lite)
         aml_exec(s, "PRAGMA cache_size = -262144", NULL);
-    aml_st *st = aml_stmt(s, "SELECT acct_no, account_id FROM accounts");
+    aml_st *st = aml_stmt(s, "SELECT acct_no, account_id, is_internal FROM accounts");
     if (!st)
         goto fail;
     while (aml_step(st) == AML_ROW) {
         const char *id = aml_col_text(st, 1);
         int64_t no = aml_col_int(st, 0);
-        if (smap_put(&in->accts, id, strlen(id), no)) {
+        if (smap_put(&in->accts, id, strlen(id), no) || cov_add(in, no, (int)aml_col_int(st, 2))) {
             aml_reset(st);
             aml_errf(err, "out of memory");
             goto fail_msg;
@@ -216,6 +438,9 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
     aml_reset(st);
     if (!in->next_acct)
         in->next_acct = 1;
+    /* PostgreSQL: other writers wait (readers do not) so that "empty" stays true and txn_no ours. */
+    if (!lite && aml_exec(s, "LOCK TABLE transactions IN EXCLUSIVE MODE", err))
+        goto fail_msg;
     st = aml_stmt(s, "SELECT 1 FROM transactions LIMIT 1");
     if (!st)
         goto fail;
@@ -225,6 +450,8 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
         if (aml_exec(s, "DROP INDEX IF EXISTS tx_from; DROP INDEX IF EXISTS tx_to", err))
             goto fail_msg;
         in->dropped_indexes = 1;
+        if (!lite && bulk_start(in, err))
+            goto fail_msg;
     }
     if (load_fx(in, err))
         goto fail_msg;
@@ -236,9 +463,7 @@ fail_msg:
     aml_rollback(s);
     if (in->was_wal)
         aml_exec(s, "PRAGMA journal_mode = WAL", NULL);
-    smap_free(&in->accts);
-    free(in->fx);
-    free(in);
+    ingest_free(in);
     return -1;
 }
 
@@ -246,6 +471,8 @@ static int reindex(aml_ingest *in, aml_err *err)
 {
     if (!in->dropped_indexes)
         return 0;
+    if (bulk_flush(in, err)) /* every row stored first */
+        return -1;
     /* SQLite: the sorter behind CREATE INDEX may use helper threads. */
     int lite = aml_store_backend(in->s) == AML_BACKEND_SQLITE;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -266,54 +493,124 @@ void aml_ingest_abort(aml_ingest *in)
 {
     if (!in)
         return;
+    if (in->copying)
+        aml_copy_abort(in->s, "import aborted");
     aml_rollback(in->s);
     if (aml_store_backend(in->s) == AML_BACKEND_SQLITE)
         aml_exec(in->s, "PRAGMA cache_size = -65536", NULL);
     if (in->was_wal)
         aml_exec(in->s, "PRAGMA journal_mode = WAL", NULL);
-    smap_free(&in->accts);
-    free(in->fx);
-    free(in);
+    ingest_free(in);
 }
 
 static int resolve(aml_ingest *in, const char *id, int64_t *out, aml_err *err);
+static int insert_txn(aml_ingest *in, const aml_txn_rec *t, const char *code, int64_t base, int64_t from, int64_t to,
+                      int64_t *no, aml_err *err);
+static int bulk_txn(aml_ingest *in, const aml_txn_rec *t, const char *code, int64_t base, int64_t from, int64_t to,
+                    int64_t *no, aml_err *err);
 static int step(aml_ingest *in, aml_st *st, const char *what, const char *id, aml_err *err);
 
 /*
  * Observation coverage of the internal accounts this ingest touched: from the import's earliest
  * transaction, each account's first one, or the declared time; merged with earlier imports of the
- * same source (the earliest wins). Accounts with a declared coverage record keep it.
+ * same source (the earliest wins). Accounts with a declared coverage record keep it. The first
+ * activity of each account was kept in memory as the rows arrived: one row per account here.
+ */
+static const char *const basis_names[] = {"import_start", "first_activity", "declared"}; /* by AML_HISTORY_* */
+
+/* Where the observation of a touched account starts, by the ingest's history mode. */
+static int64_t observed_from(const aml_ingest *in, const acct_cov *c)
+{
+    switch (in->o.history_mode) {
+    case AML_HISTORY_FIRST_ACTIVITY: return c->first_at;
+    case AML_HISTORY_DECLARED: return in->o.history_from;
+    default: return in->min_at;
+    }
+}
+
+static const char *basis_name(const aml_ingest *in)
+{
+    int m = in->o.history_mode;
+    return basis_names[m == AML_HISTORY_FIRST_ACTIVITY || m == AML_HISTORY_DECLARED ? m : AML_HISTORY_IMPORT_START];
+}
+
+/* SQLite: one prepared INSERT per account. */
+static int coverage_lite(aml_ingest *in, aml_err *err)
+{
+    static const char *const sql =
+        "INSERT INTO coverage(acct_no, source, observed_from, basis) VALUES (?1, ?2, ?3, ?4) "
+        "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = CASE WHEN excluded.observed_from < "
+        "coverage.observed_from THEN excluded.observed_from ELSE coverage.observed_from END WHERE ?5 = 0";
+    for (size_t no = 1; no < in->ncov; no++) {
+        const acct_cov *c = &in->cov[no];
+        if (!c->touched || !c->internal)
+            continue;
+        aml_st *st = aml_stmt(in->s, sql);
+        if (!st)
+            return aml_errf(err, "%s", aml_errmsg(in->s));
+        aml_bind_int(st, 1, (int64_t)no);
+        aml_bind_text(st, 2, in->o.source ? in->o.source : "import");
+        aml_bind_int(st, 3, observed_from(in, c));
+        aml_bind_static(st, 4, basis_name(in));
+        aml_bind_int(st, 5, in->declared);
+        if (aml_step_done(in->s, st, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* PostgreSQL: the rows through COPY into a temporary table, merged by one INSERT ... SELECT. */
+static int coverage_pg(aml_ingest *in, aml_err *err)
+{
+    static const char *const sql =
+        "INSERT INTO coverage(acct_no, source, observed_from, basis) SELECT acct_no, CAST(?1 AS TEXT), "
+        "observed_from, CAST(?2 AS TEXT) FROM aml_coverage_in ORDER BY acct_no "
+        "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = CASE WHEN excluded.observed_from < "
+        "coverage.observed_from THEN excluded.observed_from ELSE coverage.observed_from END WHERE ?3 = 0";
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    for (size_t no = 1; no < in->ncov; no++) {
+        const acct_cov *c = &in->cov[no];
+        if (c->touched && c->internal)
+            cfi(&b, (int64_t)no, 1), cfi(&b, observed_from(in, c), 1), copy_row(&b);
+    }
+    int rc = 0;
+    if (b.len) {
+        rc = aml_exec(in->s, "CREATE TEMPORARY TABLE aml_coverage_in (acct_no bigint, observed_from bigint) "
+                             "ON COMMIT DROP", err) ||
+             bulk_copy(in, "COPY aml_coverage_in FROM STDIN", &b, err);
+        aml_st *st = rc ? NULL : aml_prepare(in->s, sql);
+        if (!rc && !st)
+            rc = aml_errf(err, "%s", aml_errmsg(in->s));
+        if (st) {
+            aml_bind_text(st, 1, in->o.source ? in->o.source : "import");
+            aml_bind_text(st, 2, basis_name(in));
+            aml_bind_int(st, 3, in->declared);
+            rc = aml_step_done(in->s, st, err) || aml_exec(in->s, "DROP TABLE aml_coverage_in", err);
+        }
+        aml_finalize(st);
+    }
+    mcp_buf_cleanup(&b);
+    return rc ? -1 : 0;
+}
+
+/*
+ * Observation coverage of the internal accounts this ingest touched: from the import's earliest
+ * transaction, each account's first one, or the declared time; merged with earlier imports of the
+ * same source (the earliest wins). Accounts with a declared coverage record keep it. The first
+ * activity of each account was kept in memory as the rows arrived: one row per account here.
  */
 static int record_coverage(aml_ingest *in, aml_err *err)
 {
-    if (!in->first_txn)
+    if (!in->st.transactions)
         return 0;
-    static const char *const sql =
-        "INSERT INTO coverage(acct_no, source, observed_from, basis) "
-        "SELECT x.acct, ?1, CASE ?2 WHEN 1 THEN min(x.at) WHEN 2 THEN ?3 ELSE ?4 END, "
-        "CASE ?2 WHEN 1 THEN 'first_activity' WHEN 2 THEN 'declared' ELSE 'import_start' END FROM "
-        "(SELECT from_acct AS acct, booked_at AS at FROM transactions WHERE txn_no >= ?5 AND from_acct IS NOT NULL "
-        "UNION ALL SELECT to_acct, booked_at FROM transactions WHERE txn_no >= ?5 AND to_acct IS NOT NULL) x "
-        "JOIN accounts a ON a.acct_no = x.acct WHERE a.is_internal = 1 GROUP BY x.acct "
-        "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = CASE WHEN excluded.observed_from < coverage.observed_from "
-        "THEN excluded.observed_from ELSE coverage.observed_from END "
-        "WHERE ?6 = 0";
-    aml_st *st = aml_stmt(in->s, sql);
-    if (!st)
-        return aml_errf(err, "%s", aml_errmsg(in->s));
-    aml_bind_text(st, 1, in->o.source ? in->o.source : "import");
-    aml_bind_int(st, 2, in->o.history_mode);
-    aml_bind_int(st, 3, in->o.history_from);
-    aml_bind_int(st, 4, in->min_at);
-    aml_bind_int(st, 5, in->first_txn);
-    aml_bind_int(st, 6, in->declared);
-    return aml_step_done(in->s, st, err);
+    return aml_store_backend(in->s) == AML_BACKEND_SQLITE ? coverage_lite(in, err) : coverage_pg(in, err);
 }
 
 int aml_ingest_coverage(aml_ingest *in, const char *account_id, int64_t from, aml_err *err)
 {
     int64_t no;
-    if (resolve(in, account_id, &no, err))
+    if (resolve(in, account_id, &no, err) || bulk_flush(in, err))
         return -1;
     aml_st *st = aml_stmt(in->s, "INSERT INTO coverage(acct_no, source, observed_from, basis) "
                                        "VALUES (?, ?, ?, 'declared') ON CONFLICT(acct_no, source) DO UPDATE "
@@ -332,7 +629,8 @@ int aml_ingest_commit(aml_ingest *in, aml_ingest_stats *stats, aml_err *err)
     int rc = 0;
     if (getenv("AML_PROFILE")) /* diagnostics on stderr: how long the rows took before the index rebuild */
         fprintf(stderr, "aml: rows loaded after %.2f s\n", (double)(aml_mono_ns() - in->t0) / 1e9);
-    if (record_coverage(in, err) || reindex(in, err) ||
+    if (bulk_finish(in, err) || record_coverage(in, err) || reindex(in, err) ||
+        (in->bulk && aml_exec(in->s, "ANALYZE transactions, accounts, customers, account_parties", err)) ||
         (in->day_precision && aml_meta_set(in->s, "data.day_precision", "1", err)) || aml_commit(in->s, err)) {
         aml_rollback(in->s);
         rc = -1;
@@ -344,9 +642,7 @@ int aml_ingest_commit(aml_ingest *in, aml_ingest_stats *stats, aml_err *err)
     in->st.seconds = (double)(aml_mono_ns() - in->t0) / 1e9;
     if (stats)
         *stats = in->st;
-    smap_free(&in->accts);
-    free(in->fx);
-    free(in);
+    ingest_free(in);
     return rc;
 }
 
@@ -384,6 +680,71 @@ static int valid_date(const char *d)
     return !d || aml_parse_time(d, strlen(d), &t, NULL) == 0;
 }
 
+static int bulk_customer(aml_ingest *in, const aml_customer_rec *c, aml_err *err)
+{
+    size_t n = strlen(c->customer_id);
+    if (smap_find(&in->custs, c->customer_id, n))
+        return aml_errf(err, "customer '%.80s' already exists", c->customer_id);
+    mcp_buf *b = &in->custb;
+    cf(b, c->customer_id);
+    cf(b, c->customer_type ? c->customer_type : "individual");
+    cf(b, c->full_name);
+    cf(b, c->first_name);
+    cf(b, c->last_name);
+    cf(b, c->date_of_birth);
+    cf(b, c->country);
+    cf(b, c->occupation);
+    cf(b, c->naics_code);
+    cf(b, c->region);
+    cf(b, c->city);
+    cf(b, c->risk_rating);
+    cfi(b, c->pep, 1);
+    cf(b, c->onboarded_at);
+    cfi(b, c->cash_intensive, 1);
+    cfi(b, c->expected_monthly_cash.v, c->expected_monthly_cash.has);
+    cfi(b, c->expected_monthly_volume.v, c->expected_monthly_volume.has);
+    cfi(b, c->declared_annual_income.v, c->declared_annual_income.has);
+    cf(b, c->source_dataset ? c->source_dataset : in->o.source);
+    if (crow(b, err) || smap_put(&in->custs, c->customer_id, n, 1))
+        return aml_errf(err, "out of memory");
+    in->st.customers++;
+    return 0;
+}
+
+static int bulk_account(aml_ingest *in, const aml_account_rec *a, int64_t no, aml_err *err)
+{
+    mcp_buf *b = &in->acctb;
+    cfi(b, no, 1);
+    cf(b, a->account_id);
+    cfi(b, a->is_internal, 1);
+    cf(b, a->bank_id);
+    cf(b, a->institution_name);
+    cf(b, a->account_type);
+    cf(b, a->currency ? a->currency : "USD");
+    cf(b, a->status ? a->status : "active");
+    cf(b, a->opened_at);
+    cfi(b, a->opening_deposit.v, a->opening_deposit.has);
+    cf(b, a->home_branch_id);
+    cf(b, a->home_region);
+    cf(b, a->country);
+    cf(b, a->holder_name);
+    return crow(b, err);
+}
+
+/* Values the database's CHECK constraints allow, checked here so a bad row fails alone on either store. */
+static int one_of(const char *v, const char *const *allowed)
+{
+    for (size_t i = 0; allowed[i]; i++)
+        if (strcmp(v, allowed[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *const customer_types[] = {"individual", "entity", NULL};
+static const char *const risk_ratings[] = {"low", "medium", "high", NULL};
+static const char *const account_states[] = {"active", "dormant", "closed", NULL};
+static const char *const party_roles[] = {"primary", "joint", "signatory", "beneficial_owner", NULL};
+
 int aml_ingest_customer(aml_ingest *in, const aml_customer_rec *c, aml_err *err)
 {
     if (!c->customer_id || !*c->customer_id)
@@ -392,6 +753,12 @@ int aml_ingest_customer(aml_ingest *in, const aml_customer_rec *c, aml_err *err)
         return aml_errf(err, "customer '%.80s': full_name is required", c->customer_id);
     if (!valid_date(c->date_of_birth) || !valid_date(c->onboarded_at))
         return aml_errf(err, "customer '%.80s': a date is not YYYY-MM-DD", c->customer_id);
+    if ((c->customer_type && !one_of(c->customer_type, customer_types)) ||
+        (c->risk_rating && !one_of(c->risk_rating, risk_ratings)))
+        return aml_errf(err, "customer '%.80s': customer_type is individual or entity, risk_rating low, medium or high",
+                        c->customer_id);
+    if (in->bulk)
+        return bulk_customer(in, c, err);
     aml_st *st = aml_stmt(in->s,
                                 "INSERT INTO customers(customer_id, customer_type, full_name, first_name, last_name, "
                                 "date_of_birth, country, occupation, naics_code, region, city, risk_rating, pep, "
@@ -438,13 +805,20 @@ int aml_ingest_account(aml_ingest *in, const aml_account_rec *a, int64_t *acct_n
     }
     if (!valid_date(a->opened_at))
         return aml_errf(err, "account '%.80s': opened_at is not a date", a->account_id);
+    if (a->status && !one_of(a->status, account_states))
+        return aml_errf(err, "account '%.80s': status is active, dormant or closed", a->account_id);
+    int64_t no = in->next_acct;
+    if (in->bulk) {
+        if (bulk_account(in, a, no, err))
+            return -1;
+        goto stored;
+    }
     aml_st *st = aml_stmt(in->s, "INSERT INTO accounts(acct_no, account_id, is_internal, bank_id, "
                                        "institution_name, account_type, currency, status, opened_at, "
                                        "opening_deposit_minor, home_branch_id, home_region, country, holder_name) "
                                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(in->s));
-    int64_t no = in->next_acct;
     aml_bind_int(st, 1, no);
     aml_bind_text(st, 2, a->account_id);
     aml_bind_int(st, 3, a->is_internal);
@@ -461,7 +835,8 @@ int aml_ingest_account(aml_ingest *in, const aml_account_rec *a, int64_t *acct_n
     aml_bind_text(st, 14, a->holder_name);
     if (step(in, st, "account", a->account_id, err))
         return -1;
-    if (smap_put(&in->accts, a->account_id, n, no))
+stored:
+    if (smap_put(&in->accts, a->account_id, n, no) || cov_add(in, no, a->is_internal))
         return aml_errf(err, "out of memory");
     in->next_acct++;
     in->st.accounts++;
@@ -470,11 +845,30 @@ int aml_ingest_account(aml_ingest *in, const aml_account_rec *a, int64_t *acct_n
     return 0;
 }
 
+static int bulk_party(aml_ingest *in, int64_t no, const char *customer_id, const char *role, aml_err *err)
+{
+    char key[256];
+    int k = snprintf(key, sizeof key, "%lld %s %s", (long long)no, customer_id ? customer_id : "", role);
+    if (!customer_id || !smap_find(&in->custs, customer_id, strlen(customer_id)) || k >= (int)sizeof key ||
+        smap_find(&in->links, key, (size_t)k))
+        return aml_errf(err, "party: unknown customer '%.80s' (or a duplicate link)", customer_id ? customer_id : "");
+    mcp_buf *b = &in->partyb;
+    cfi(b, no, 1);
+    cf(b, customer_id);
+    cf(b, role);
+    return crow(b, err) || smap_put(&in->links, key, (size_t)k, 1) ? aml_errf(err, "out of memory") : 0;
+}
+
 int aml_ingest_party(aml_ingest *in, const char *account_id, const char *customer_id, const char *role, aml_err *err)
 {
     int64_t *no = account_id ? smap_find(&in->accts, account_id, strlen(account_id)) : NULL;
     if (!no)
         return aml_errf(err, "party: unknown account '%.80s'", account_id ? account_id : "");
+    if (role && !one_of(role, party_roles))
+        return aml_errf(err, "party '%.80s': role is primary, joint, signatory or beneficial_owner",
+                        customer_id ? customer_id : "");
+    if (in->bulk)
+        return bulk_party(in, *no, customer_id, role ? role : "primary", err);
     aml_st *st = aml_stmt(in->s, "INSERT INTO account_parties(acct_no, customer_id, role) "
                                        "SELECT ?1, CAST(?2 AS TEXT), CAST(?3 AS TEXT) "
                                        "WHERE EXISTS (SELECT 1 FROM customers WHERE customer_id = ?2) "
@@ -489,6 +883,21 @@ int aml_ingest_party(aml_ingest *in, const char *account_id, const char *custome
     if (aml_changes(in->s) == 0)
         return aml_errf(err, "party: unknown customer '%.80s' (or a duplicate link)", customer_id ? customer_id : "");
     return 0;
+}
+
+/* 1 when the customer is stored (or, bulk, pending). */
+static int customer_known(aml_ingest *in, const char *id)
+{
+    if (in->bulk)
+        return smap_find(&in->custs, id, strlen(id)) != NULL;
+    aml_st *st = aml_stmt(in->s, "SELECT 1 FROM customers WHERE customer_id = ?");
+    int exists = 0;
+    if (st) {
+        aml_bind_text(st, 1, id);
+        exists = aml_step(st) == AML_ROW;
+        aml_reset(st);
+    }
+    return exists;
 }
 
 static int resolve(aml_ingest *in, const char *id, int64_t *out, aml_err *err)
@@ -550,6 +959,25 @@ int aml_ingest_txn(aml_ingest *in, const aml_txn_rec *t, int64_t *txn_no, aml_er
     int64_t from = t->from_no, to = t->to_no;
     if ((!from && resolve(in, t->from_account, &from, err)) || (!to && resolve(in, t->to_account, &to, err)))
         return -1;
+    int64_t no = 0;
+    if (in->bulk ? bulk_txn(in, t, code, base, from, to, &no, err) : insert_txn(in, t, code, base, from, to, &no, err))
+        return -1;
+    if (txn_no)
+        *txn_no = no;
+    cov_touch(in, from, t->booked_at);
+    cov_touch(in, to, t->booked_at);
+    if (in->st.transactions == 0 || t->booked_at < in->min_at)
+        in->min_at = t->booked_at;
+    if (t->precision == AML_PREC_DAY)
+        in->day_precision = 1;
+    in->st.transactions++;
+    return 0;
+}
+
+/* One transaction row through the INSERT statement. */
+static int insert_txn(aml_ingest *in, const aml_txn_rec *t, const char *code, int64_t base, int64_t from, int64_t to,
+                      int64_t *no, aml_err *err)
+{
     aml_st *st = aml_stmt(in->s,
                                 "INSERT INTO transactions(txn_ref, booked_at, time_precision, from_acct, to_acct, "
                                 "amount_minor, currency, amount_base_minor, amount_received_minor, currency_received, "
@@ -579,23 +1007,59 @@ int aml_ingest_txn(aml_ingest *in, const aml_txn_rec *t, int64_t *txn_no, aml_er
     aml_bind_int_opt(st, 19, t->gt_is_laundering.v, t->gt_is_laundering.has);
     bind_static(st, 20, t->gt_label);
     bind_static(st, 21, t->gt_attempt_id);
-    int64_t no = 0;
-    if (step_id(in, st, "transaction", t->txn_ref, &no, err))
-        return -1;
-    if (txn_no)
-        *txn_no = no;
-    if (!in->first_txn || no < in->first_txn)
-        in->first_txn = no;
-    if (in->st.transactions == 0 || t->booked_at < in->min_at)
-        in->min_at = t->booked_at;
-    if (t->precision == AML_PREC_DAY)
-        in->day_precision = 1;
-    in->st.transactions++;
+    return step_id(in, st, "transaction", t->txn_ref, no, err);
+}
+
+/* One transaction row into the open COPY (bulk), opening it first; sent in blocks of BULK_SEND bytes. */
+static int bulk_txn(aml_ingest *in, const aml_txn_rec *t, const char *code, int64_t base, int64_t from, int64_t to,
+                    int64_t *no, aml_err *err)
+{
+    if (t->txn_ref && smap_find(&in->refs, t->txn_ref, strlen(t->txn_ref)))
+        return aml_errf(err, "transaction '%.80s' already exists", t->txn_ref);
+    if (!in->copying) {
+        if (aml_copy_begin(in->s, sql_copy_txn, err))
+            return -1;
+        in->copying = 1;
+    }
+    mcp_buf *b = &in->txb;
+    cfi(b, in->next_txn, 1);
+    cf(b, t->txn_ref);
+    cfi(b, t->booked_at, 1);
+    cf(b, precisions[t->precision < 0 || t->precision > 2 ? 0 : t->precision]);
+    cfi(b, from, from != 0);
+    cfi(b, to, to != 0);
+    cfi(b, t->amount_minor, 1);
+    cf(b, code);
+    cfi(b, base, 1);
+    cfi(b, t->amount_received.v, t->amount_received.has);
+    cf(b, t->currency_received);
+    cf(b, t->channel);
+    cf(b, t->txn_type);
+    cf(b, t->conductor_id);
+    cf(b, t->location_id);
+    cf(b, t->location_region);
+    cf(b, t->location_country);
+    cf(b, t->counterparty_name);
+    cf(b, t->memo);
+    cfi(b, t->gt_is_laundering.v, t->gt_is_laundering.has);
+    cf(b, t->gt_label);
+    cf(b, t->gt_attempt_id);
+    if (crow(b, err) || (t->txn_ref && smap_put(&in->refs, t->txn_ref, strlen(t->txn_ref), 1)))
+        return aml_errf(err, "out of memory");
+    if (b->len >= BULK_SEND) {
+        int rc = aml_copy_put(in->s, b->data, b->len, err);
+        mcp_buf_reset(b);
+        if (rc)
+            return -1;
+    }
+    *no = in->next_txn++;
     return 0;
 }
 
 int aml_ingest_trade(aml_ingest *in, const aml_trade_rec *t, aml_err *err)
 {
+    if (bulk_flush(in, err))
+        return -1;
     if (!t->doc_id || !t->txn_ref)
         return aml_errf(err, "trade: doc_id and txn_id are required");
     if (t->invoice_amount_minor < 0)
@@ -626,6 +1090,8 @@ int aml_ingest_trade(aml_ingest *in, const aml_trade_rec *t, aml_err *err)
 
 int aml_ingest_case(aml_ingest *in, const aml_case_rec *c, aml_err *err)
 {
+    if (bulk_flush(in, err))
+        return -1;
     if (!c->case_id || !*c->case_id || strlen(c->case_id) > 64)
         return aml_errf(err, "case: case_id is required (at most 64 characters)");
     if (c->window_to < c->window_from)
@@ -665,6 +1131,8 @@ int aml_ingest_case(aml_ingest *in, const aml_case_rec *c, aml_err *err)
 
 int aml_ingest_truth(aml_ingest *in, const aml_truth_rec *t, aml_err *err)
 {
+    if (bulk_flush(in, err))
+        return -1;
     aml_st *st = aml_stmt(in->s, "INSERT INTO gt_instances(instance_id, typology_id, kind, variant, case_id, "
                                        "overlap) VALUES (?,?,?,?,?,?)");
     if (!st)
@@ -699,6 +1167,8 @@ int aml_ingest_fx(aml_ingest *in, const char *currency, const char *date, int64_
     int64_t d;
     if (!currency || !date || aml_parse_time(date, strlen(date), &d, NULL) || num <= 0 || den <= 0)
         return aml_errf(err, "fx: currency, a rate_date and positive usd_num/usd_den are required");
+    if (bulk_flush(in, err))
+        return -1;
     aml_st *st = aml_stmt(in->s, "INSERT INTO fx_rates(currency, rate_date, usd_num, usd_den, source) "
                                        "VALUES (?,?,?,?,?) ON CONFLICT(currency, rate_date) DO UPDATE SET "
                                        "usd_num = excluded.usd_num, usd_den = excluded.usd_den, "
@@ -732,6 +1202,8 @@ int aml_ingest_jurisdiction(aml_ingest *in, const char *list, const char *countr
 {
     if (!valid_date(from) || !valid_date(to) || !from)
         return aml_errf(err, "jurisdiction: effective dates must be YYYY-MM-DD");
+    if (bulk_flush(in, err))
+        return -1;
     aml_st *st = aml_stmt(in->s, "INSERT INTO jurisdiction_lists(list_name, country, effective_from, "
                                        "effective_to, source_url) VALUES (?,?,?,?,?) "
                                        "ON CONFLICT(list_name, country, effective_from) DO UPDATE SET "
@@ -1306,13 +1778,7 @@ static int amlworld_account_row(importer *im, const aml_csv *c, const rowstr *r,
     int64_t no;
     if (aml_ingest_account(im->in, &a, &no, err))
         return -1;
-    aml_st *st = aml_stmt(im->in->s, "SELECT 1 FROM customers WHERE customer_id = ?");
-    int exists = 0;
-    if (st) {
-        aml_bind_text(st, 1, cust);
-        exists = aml_step(st) == AML_ROW;
-        aml_reset(st);
-    }
+    int exists = customer_known(im->in, cust);
     if (!exists && aml_ingest_customer(im->in, &cu, err))
         return -1;
     return aml_ingest_party(im->in, id, cust, "primary", err);
@@ -1353,6 +1819,8 @@ static void attempt_label(const char *p, size_t n, char *label, size_t cap)
  * attempt. @return 1 labelled, 0 not found, -1 on a store error. */
 static int label_txn(importer *im, const aml_txn_rec *t, const char *label, const char *attempt, aml_err *err)
 {
+    if (bulk_flush(im->in, err))
+        return -1;
     int64_t *fa = smap_find(&im->in->accts, t->from_account, strlen(t->from_account));
     int64_t *ta = smap_find(&im->in->accts, t->to_account, strlen(t->to_account));
     aml_st *st = aml_stmt(im->in->s,
