@@ -155,7 +155,8 @@ static int load_links(aml_store *s, gt_link **out, size_t *np, aml_err *err)
     gt_link *l = NULL;
     size_t n = 0, cap = 0;
     aml_st *st = aml_stmt(s, "SELECT a.acct_no, i.typology_id, i.kind FROM gt_accounts a "
-                                   "JOIN gt_instances i ON i.instance_id = a.instance_id");
+                                   "JOIN gt_instances i ON i.instance_id = a.instance_id "
+                                   "ORDER BY a.instance_id, a.acct_no");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
     while (aml_step(st) == AML_ROW) {
@@ -225,7 +226,8 @@ static int scan_recall(aml_store *s, aml_scan_quality q[AML_NTYP], aml_err *err)
 {
     aml_st *st = aml_stmt(s, "SELECT i.typology_id, EXISTS (SELECT 1 FROM gt_accounts a JOIN scan_matches m "
                                    "ON m.acct_no = a.acct_no AND m.typology_id = i.typology_id "
-                                   "WHERE a.instance_id = i.instance_id) FROM gt_instances i WHERE i.kind = 'injected'");
+                                   "WHERE a.instance_id = i.instance_id) FROM gt_instances i WHERE i.kind = 'injected' "
+                                   "ORDER BY i.instance_id");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
     while (aml_step(st) == AML_ROW) {
@@ -245,12 +247,13 @@ static int scan_volume(aml_store *s, aml_scan_volume *vol, aml_err *err)
 {
     static const char *const sql =
         "SELECT count(*), sum(flagged) FROM (SELECT p.customer_id, "
-        "max(EXISTS (SELECT 1 FROM scan_matches m WHERE m.acct_no = p.acct_no)) AS flagged, "
-        "max(EXISTS (SELECT 1 FROM transactions WHERE from_acct = p.acct_no) OR "
-        "EXISTS (SELECT 1 FROM transactions WHERE to_acct = p.acct_no)) AS active, "
-        "max(EXISTS (SELECT 1 FROM gt_accounts a JOIN gt_instances i ON i.instance_id = a.instance_id "
-        "WHERE a.acct_no = p.acct_no AND i.kind = 'injected')) AS injected "
-        "FROM account_parties p GROUP BY p.customer_id) WHERE active AND NOT injected";
+        "max(CASE WHEN EXISTS (SELECT 1 FROM scan_matches m WHERE m.acct_no = p.acct_no) THEN 1 ELSE 0 END) "
+        "AS flagged, "
+        "max(CASE WHEN EXISTS (SELECT 1 FROM transactions WHERE from_acct = p.acct_no) OR "
+        "EXISTS (SELECT 1 FROM transactions WHERE to_acct = p.acct_no) THEN 1 ELSE 0 END) AS active, "
+        "max(CASE WHEN EXISTS (SELECT 1 FROM gt_accounts a JOIN gt_instances i ON i.instance_id = a.instance_id "
+        "WHERE a.acct_no = p.acct_no AND i.kind = 'injected') THEN 1 ELSE 0 END) AS injected "
+        "FROM account_parties p GROUP BY p.customer_id) AS v WHERE active = 1 AND injected = 0";
     aml_st *st = aml_stmt(s, sql);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
@@ -283,7 +286,7 @@ int aml_eval_scan(aml_store *s, FILE *out, aml_scan_quality q[AML_NTYP], aml_sca
     size_t n;
     if (load_links(s, &l, &n, err))
         return -1;
-    aml_st *st = aml_stmt(s, "SELECT DISTINCT acct_no, typology_id FROM scan_matches");
+    aml_st *st = aml_stmt(s, "SELECT DISTINCT acct_no, typology_id FROM scan_matches ORDER BY acct_no, typology_id");
     if (!st) {
         free(l);
         return aml_errf(err, "%s", aml_errmsg(s));
@@ -567,7 +570,7 @@ static int flagged_txns(aml_store *s, aml_ivec *out, aml_err *err)
                                    "ON af.assessment_id = c.last_assessment_id AND af.status = 'matched' "
                                    "JOIN finding_evidence fe ON fe.assessment_id = af.assessment_id "
                                    "AND fe.typology_id = af.typology_id AND fe.role = 'trigger' "
-                                   "WHERE c.origin = 'scan'");
+                                   "WHERE c.origin = 'scan' ORDER BY fe.txn_no");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
     while (aml_step(st) == AML_ROW)
@@ -606,8 +609,8 @@ int aml_eval_txn_level(aml_store *s, FILE *out, aml_txn_quality *q, aml_err *err
         return -1;
     }
     q->split_from = at0;
-    aml_st *st = aml_stmt(s, "SELECT txn_no, coalesce(gt_is_laundering, 0) FROM transactions "
-                                   "WHERE booked_at > ?1 OR (booked_at = ?1 AND txn_no >= ?2)");
+    aml_st *st = aml_stmt_stream(s, "SELECT txn_no, coalesce(gt_is_laundering, 0) FROM transactions "
+                                    "WHERE booked_at > ?1 OR (booked_at = ?1 AND txn_no >= ?2)");
     if (!st) {
         free(flagged.v);
         return aml_errf(err, "%s", aml_errmsg(s));
