@@ -5,7 +5,8 @@
  * table, compared row by row in key order through the aml_ API; gen into
  * a store likewise; a second import into a filled store (row by row on
  * PostgreSQL) too; bad rows skipped alike; a failed import keeps nothing
- * and leaves the indexes a bulk load takes down in place.
+ * and leaves the indexes a bulk load takes down in place; so does one its
+ * caller cancels through on_progress.
  */
 #include "commands/gen.h"
 #include "commands/ingest.h"
@@ -292,6 +293,46 @@ static void test_failed_import_keeps_nothing(void)
     unlink(path);
 }
 
+/* on_progress: counts its calls, cancels at the first (a native file of more than 4,096 rows). */
+static int cancel_at_once(void *ud, uint64_t done, uint64_t total)
+{
+    int *calls = ud;
+    (*calls)++;
+    return done > 0 && done <= total;
+}
+
+static void test_cancelled_import_keeps_nothing(void)
+{
+    char bank[512];
+    snprintf(bank, sizeof bank, "%s/cancel.csv", workdir);
+    gen_native(bank, 3, 40);
+    aml_store *lite, *pg;
+    open_both(&lite, &pg);
+    int calls = 0;
+    aml_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.on_progress = cancel_at_once;
+    o.progress_ud = &calls;
+    const char *paths[] = {bank};
+    aml_err err = {{0}};
+    T_EQ_INT(aml_import(pg, AML_FMT_NATIVE, paths, 1, &o, NULL, NULL, &err), -1); /* mid-COPY */
+    T_TRUE(strstr(err.msg, "cancelled") != NULL);
+    T_EQ_INT(calls, 1);
+    T_EQ_INT(aml_import(lite, AML_FMT_NATIVE, paths, 1, &o, NULL, NULL, &err), -1);
+    T_TRUE(strstr(err.msg, "cancelled") != NULL);
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM transactions"), 0);
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM accounts"), 0);
+    T_EQ_INT(q1(lite, "SELECT count(*) FROM transactions"), 0);
+    same_rows(lite, pg);
+    /* The same import not cancelled afterwards: the store works and gets every row. */
+    T_EQ_INT(import_both(lite, pg, AML_FMT_NATIVE, paths, 1, NULL), 0);
+    T_TRUE(q1(pg, "SELECT count(*) FROM transactions") > 4096);
+    same_rows(lite, pg);
+    aml_store_close(lite);
+    aml_store_close(pg);
+    unlink(bank);
+}
+
 static void test_environment(void)
 {
     if (!pgt_base())
@@ -309,4 +350,5 @@ static void test_cleanup(void)
 }
 
 TEST_MAIN(TEST(test_environment), TEST(test_gen), TEST(test_native_then_amlworld), TEST(test_amlsim),
-          TEST(test_bad_rows_skipped), TEST(test_failed_import_keeps_nothing), TEST(test_cleanup))
+          TEST(test_bad_rows_skipped), TEST(test_failed_import_keeps_nothing), TEST(test_cancelled_import_keeps_nothing),
+          TEST(test_cleanup))

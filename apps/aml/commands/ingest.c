@@ -1555,10 +1555,21 @@ static int bad_row(importer *im, const char *path, uint64_t line, const char *ms
     return 0;
 }
 
-static void tick(importer *im, const aml_csv *c)
+/* The caller's on_progress: nonzero cancels the import. */
+static int cancel_requested(importer *im, uint64_t done, aml_err *err)
 {
-    if ((im->in->st.rows & 4095) == 0)
-        aml_progress_update(&im->prog, im->done_bytes + c->bytes_read);
+    if (im->o->on_progress && im->o->on_progress(im->o->progress_ud, done, im->total_bytes))
+        return aml_errf(err, "the import was cancelled (nothing was imported)");
+    return 0;
+}
+
+/* Every 4,096 rows: the progress bar and the caller's on_progress. @return -1 when cancelled. */
+static int tick(importer *im, const aml_csv *c, aml_err *err)
+{
+    if ((im->in->st.rows & 4095) != 0)
+        return 0;
+    aml_progress_update(&im->prog, im->done_bytes + c->bytes_read);
+    return cancel_requested(im, im->done_bytes + c->bytes_read, err);
 }
 
 /* A bad row whose message is in err (read before bad_row writes err). */
@@ -1612,7 +1623,8 @@ static int import_native(importer *im, FILE *f, const char *path, aml_err *err)
         if (c.nfields == 0 || (c.nfields == 1 && c.fields[0].n == 0) || (c.fields[0].n && c.fields[0].p[0] == '#'))
             continue;
         im->in->st.rows++;
-        tick(im, &c);
+        if ((rc = tick(im, &c, err)))
+            break;
         if (rowstr_load(&r, &c)) {
             rc = aml_errf(err, "out of memory");
             break;
@@ -1738,7 +1750,8 @@ static int import_amlworld_trans(importer *im, aml_csv *c, const char *path, aml
         if (c->nfields == 1 && c->fields[0].n == 0)
             continue;
         im->in->st.rows++;
-        tick(im, c);
+        if (tick(im, c, err))
+            return -1;
         aml_txn_rec t;
         aml_err e2 = {{0}};
         if (amlworld_txn(im, c, &t, from, to, cur, rcur, type, &e2) ||
@@ -2098,7 +2111,8 @@ static int import_amlsim_txns(importer *im, aml_csv *c, const char *path, aml_er
         if (!fld(&r, ci.id))
             continue;
         im->in->st.rows++;
-        tick(im, c);
+        if ((rc = tick(im, c, err)))
+            break;
         aml_err e2 = {{0}};
         int bad = 0;
         if (amlsim_txn_row(im, &r, &ci, &bad, &e2) &&
@@ -2241,6 +2255,8 @@ int aml_import(aml_store *s, aml_format fmt, const char *const *paths, size_t np
             if (kind_rank(kinds[i]) == rank)
                 rc = import_file(&im, kinds[i], paths[i], err);
     aml_progress_end(&im.prog);
+    if (!rc)
+        rc = cancel_requested(&im, im.total_bytes, err);
     if (rc)
         aml_ingest_abort(im.in);
     else

@@ -81,6 +81,11 @@ typedef struct aml_ingest_opts {
      * each account's own first transaction in it, AML_HISTORY_DECLARED history_from. */
     int history_mode;
     int64_t history_from;  /* seconds, for AML_HISTORY_DECLARED */
+    /* aml_import: called every 4,096 rows and once before the commit with the bytes read so far and
+     * the files' total; a nonzero return cancels the import, which fails ("cancelled") and keeps
+     * nothing. NULL: not called. */
+    int (*on_progress)(void *ud, uint64_t done_bytes, uint64_t total_bytes);
+    void *progress_ud;     /* passed to on_progress */
 } aml_ingest_opts;
 
 #define AML_HISTORY_IMPORT_START 0
