@@ -189,7 +189,7 @@ void aml_subjects_write(aml_store *s, mcp_jw *w, const aml_case *c)
     for (size_t i = 0; i < c->naccts; i++) {
         aml_st *st = aml_stmt(s, "SELECT c.customer_id, c.full_name, p.role, c.customer_type FROM "
                                        "account_parties p JOIN customers c ON c.customer_id = p.customer_id "
-                                       "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id");
+                                       "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id, p.role");
         if (!st)
             break;
         aml_bind_int(st, 1, c->accts[i]);
@@ -514,10 +514,10 @@ static int insert_assessment(aml_store *s, const aml_case *c, const aml_assessme
     aml_fmt_time(c->from, from);
     aml_fmt_time(c->to, to);
     aml_fmt_time(aml_now(), now);
-    aml_st *st = aml_stmt(s, "INSERT OR IGNORE INTO assessments(assessment_id, case_id, kind, "
+    aml_st *st = aml_stmt(s, "INSERT INTO assessments(assessment_id, case_id, kind, "
                                    "requested_typologies, engine_version, catalog_version, params_sha256, data_sha256, "
                                    "window_from, window_to, created_at, requested_by, outcome, case_score, risk_level, "
-                                   "result_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                                   "result_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, a->assessment_id);
@@ -551,8 +551,9 @@ static int insert_finding(aml_store *s, const aml_assessment *a, int t, aml_err 
     mcp_buf_init(&pb, 0);
     mcp_jw_init(&pw, &pb);
     aml_params_write(&pw, &a->params, t);
-    aml_st *st = aml_stmt(s, "INSERT OR IGNORE INTO assessment_findings(assessment_id, typology_id, status, "
-                                   "score, explanation, metrics_json, params_json) VALUES (?,?,?,?,?,?,?)");
+    aml_st *st = aml_stmt(s, "INSERT INTO assessment_findings(assessment_id, typology_id, status, "
+                                   "score, explanation, metrics_json, params_json) VALUES (?,?,?,?,?,?,?) "
+                                   "ON CONFLICT DO NOTHING");
     if (!st) {
         mcp_buf_cleanup(&pb);
         return aml_errf(err, "%s", aml_errmsg(s));
@@ -569,8 +570,8 @@ static int insert_finding(aml_store *s, const aml_assessment *a, int t, aml_err 
     if (bad)
         return -1;
     for (size_t i = 0; i < f->nev; i++) {
-        st = aml_stmt(s, "INSERT OR IGNORE INTO finding_evidence(assessment_id, typology_id, txn_no, ordinal, "
-                         "role) VALUES (?,?,?,?,?)");
+        st = aml_stmt(s, "INSERT INTO finding_evidence(assessment_id, typology_id, txn_no, ordinal, "
+                         "role) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING");
         if (!st)
             return aml_errf(err, "%s", aml_errmsg(s));
         aml_bind_text(st, 1, a->assessment_id);
@@ -721,11 +722,14 @@ int aml_cursor_decode(const char *cursor, char *case_id, size_t n)
 
 /* One filter set, shared by the page query and the count query. */
 #define CASE_FILTER                                                                                          \
-    "(?1 = 'any' OR (?1 = 'active' AND c.status IN ('open','in_review','escalated')) OR c.status = ?1) "     \
-    "AND (?2 IS NULL OR (?2 = 'unassessed' AND c.risk_level IS NULL) OR c.risk_level = ?2) "              \
-    "AND (?3 IS NULL OR EXISTS (SELECT 1 FROM case_typologies t WHERE t.case_id = c.case_id "              \
-    "AND t.typology_id = ?3)) "                                                                              \
-    "AND (?4 IS NULL OR substr(c.opened_at, 1, 10) >= ?4) AND (?5 IS NULL OR substr(c.opened_at, 1, 10) <= ?5) "  \
+    "(CAST(?1 AS TEXT) = 'any' OR (CAST(?1 AS TEXT) = 'active' AND c.status IN ('open','in_review','escalated')) " \
+    "OR c.status = CAST(?1 AS TEXT)) "                                                                       \
+    "AND (CAST(?2 AS TEXT) IS NULL OR (CAST(?2 AS TEXT) = 'unassessed' AND c.risk_level IS NULL) "           \
+    "OR c.risk_level = CAST(?2 AS TEXT)) "                                                                   \
+    "AND (CAST(?3 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM case_typologies t WHERE t.case_id = c.case_id "  \
+    "AND t.typology_id = CAST(?3 AS TEXT))) "                                                                \
+    "AND (CAST(?4 AS TEXT) IS NULL OR substr(c.opened_at, 1, 10) >= CAST(?4 AS TEXT)) "                      \
+    "AND (CAST(?5 AS TEXT) IS NULL OR substr(c.opened_at, 1, 10) <= CAST(?5 AS TEXT)) "                      \
     AML_WF_FILTER
 
 static void bind_filter(aml_st *st, const aml_case_filter *f)
@@ -760,13 +764,13 @@ static int fetch_page(aml_store *s, const aml_case_filter *f, int limit, case_ro
     static const char *const sql_page =
         "SELECT c.case_id, c.title, c.status, c.priority, c.origin, c.opened_at, c.detection_date, c.window_from, "
         "c.window_to, c.risk_level, c.case_score FROM cases c WHERE " CASE_FILTER
-        "AND (?6 IS NULL OR c.case_id > ?6) ORDER BY c.case_id LIMIT ?7";
+        "AND (CAST(?12 AS TEXT) IS NULL OR c.case_id > CAST(?12 AS TEXT)) ORDER BY c.case_id LIMIT ?13";
     aml_st *st = aml_stmt(s, sql_page);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
     bind_filter(st, f);
-    aml_bind_text(st, 6, f->after);
-    aml_bind_int(st, 7, limit + 1);
+    aml_bind_text(st, 12, f->after);
+    aml_bind_int(st, 13, limit + 1);
     int n = 0, rc;
     while ((rc = aml_step(st)) == AML_ROW && n <= limit) {
         case_row *r = &rows[n++];

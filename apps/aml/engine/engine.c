@@ -63,7 +63,7 @@ static int load_jurisdictions(eng *e, aml_err *err)
 static int load_flags(eng *e, aml_err *err)
 {
     aml_st *st = aml_stmt(e->s, "SELECT acct_no, country FROM accounts WHERE country IN "
-                                      "(SELECT country FROM jurisdiction_lists)");
+                                      "(SELECT country FROM jurisdiction_lists) ORDER BY acct_no");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     while (aml_step(st) == AML_ROW) {

@@ -11,16 +11,16 @@
 static int64_t volume_between(eng *e, int64_t acct, int64_t a, int64_t z)
 {
     static const char *const sql =
-        "SELECT total(s) FROM (SELECT total(amount_base_minor) AS s FROM transactions WHERE from_acct = ?1 AND "
-        "booked_at BETWEEN ?2 AND ?3 UNION ALL SELECT total(amount_base_minor) FROM transactions WHERE to_acct = ?1 "
-        "AND booked_at BETWEEN ?2 AND ?3)";
+        "SELECT coalesce(sum(v.s), 0) FROM (SELECT sum(amount_base_minor) AS s FROM transactions WHERE from_acct = ?1 "
+        "AND booked_at BETWEEN ?2 AND ?3 UNION ALL SELECT sum(amount_base_minor) FROM transactions WHERE to_acct = ?1 "
+        "AND booked_at BETWEEN ?2 AND ?3) v";
     aml_st *st = aml_stmt(e->s, sql);
     if (!st)
         return 0;
     aml_bind_int(st, 1, acct);
     aml_bind_int(st, 2, a);
     aml_bind_int(st, 3, z);
-    int64_t r = aml_step(st) == AML_ROW ? (int64_t)aml_col_double(st, 0) : 0;
+    int64_t r = aml_step(st) == AML_ROW ? aml_col_int(st, 0) : 0; /* PostgreSQL: numeric, parsed */
     aml_reset(st);
     return r;
 }

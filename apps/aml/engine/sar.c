@@ -29,9 +29,9 @@ static int load_txn(aml_store *s, int64_t no, etxn *t)
         "SELECT t.txn_ref, t.booked_at, t.amount_minor, t.currency, t.amount_base_minor, t.channel, t.from_acct, "
         "t.to_acct, fa.account_id, ta.account_id, coalesce(t.location_id, ''), "
         "coalesce((SELECT c.full_name FROM account_parties p JOIN customers c ON c.customer_id = p.customer_id "
-        "WHERE p.acct_no = t.from_acct ORDER BY p.role <> 'primary' LIMIT 1), fa.holder_name, ''), "
+        "WHERE p.acct_no = t.from_acct ORDER BY p.role <> 'primary', c.customer_id LIMIT 1), fa.holder_name, ''), "
         "coalesce((SELECT c.full_name FROM account_parties p JOIN customers c ON c.customer_id = p.customer_id "
-        "WHERE p.acct_no = t.to_acct ORDER BY p.role <> 'primary' LIMIT 1), ta.holder_name, ''), "
+        "WHERE p.acct_no = t.to_acct ORDER BY p.role <> 'primary', c.customer_id LIMIT 1), ta.holder_name, ''), "
         "coalesce(fa.country, ''), coalesce(ta.country, '') "
         "FROM transactions t LEFT JOIN accounts fa ON fa.acct_no = t.from_acct "
         "LEFT JOIN accounts ta ON ta.acct_no = t.to_acct WHERE t.txn_no = ?";

@@ -492,12 +492,17 @@ static int evidence_node(aml_trail *t, int64_t acct, int64_t other)
 /* Marks (or adds) the edges of the transfers a matched finding cited. */
 static int mark_evidence(aml_store *s, aml_trail *t, const char *assessment_id, aml_err *err)
 {
-    aml_st *st = aml_stmt(
-        s, "SELECT fe.txn_no, group_concat(af.typology_id), MIN(x.from_acct), MIN(x.to_acct), MIN(x.booked_at), "
-           "MIN(x.amount_base_minor) FROM assessment_findings af JOIN finding_evidence fe "
-           "ON fe.assessment_id = af.assessment_id AND fe.typology_id = af.typology_id "
-           "JOIN transactions x ON x.txn_no = fe.txn_no WHERE af.assessment_id = ? AND af.status = 'matched' "
-           "GROUP BY fe.txn_no ORDER BY MIN(x.booked_at), fe.txn_no");
+    /* The typology list is read as a set: the order of its items does not matter. */
+#define EVIDENCE_SQL(AGG)                                                                                          \
+    "SELECT fe.txn_no, " AGG ", MIN(x.from_acct), MIN(x.to_acct), MIN(x.booked_at), "                           \
+    "MIN(x.amount_base_minor) FROM assessment_findings af JOIN finding_evidence fe "                               \
+    "ON fe.assessment_id = af.assessment_id AND fe.typology_id = af.typology_id "                                  \
+    "JOIN transactions x ON x.txn_no = fe.txn_no WHERE af.assessment_id = ? AND af.status = 'matched' "          \
+    "GROUP BY fe.txn_no ORDER BY MIN(x.booked_at), fe.txn_no"
+    static const char sql_sqlite[] = EVIDENCE_SQL("group_concat(af.typology_id, ',')");
+    static const char sql_pg[] = EVIDENCE_SQL("string_agg(af.typology_id, ',')");
+#undef EVIDENCE_SQL
+    aml_st *st = aml_stmt(s, aml_store_backend(s) == AML_BACKEND_PG ? sql_pg : sql_sqlite);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
     aml_bind_text(st, 1, assessment_id);

@@ -91,14 +91,23 @@ static int wf_save(aml_store *s, const char *case_id, const aml_workflow *w, con
 {
     aml_st *st = aml_stmt(
         s, "INSERT INTO case_workflow(case_id, state, assignee, disposition, rationale, sar_id, requested_by, "
-           "requested_at, reviewed_by, reviewed_at, review_comment, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-           "CASE WHEN ?7 IS NULL THEN NULL ELSE ?10 END, ?8, CASE WHEN ?8 IS NULL THEN NULL ELSE ?10 END, ?9, ?10) "
-           "ON CONFLICT(case_id) DO UPDATE SET state = ?2, assignee = ?3, disposition = ?4, "
-           "rationale = coalesce(?5, rationale), sar_id = ?6, "
-           "requested_at = CASE WHEN ?7 IS NULL THEN NULL WHEN ?2 = 'pending_approval' THEN ?10 ELSE requested_at END, "
-           "requested_by = ?7, "
-           "reviewed_at = CASE WHEN ?8 IS NULL THEN NULL WHEN reviewed_by IS ?8 THEN reviewed_at ELSE ?10 END, "
-           "reviewed_by = ?8, review_comment = coalesce(?9, review_comment), updated_at = ?10");
+           "requested_at, reviewed_by, reviewed_at, review_comment, updated_at) VALUES (CAST(?1 AS TEXT), "
+           "CAST(?2 AS TEXT), CAST(?3 AS TEXT), CAST(?4 AS TEXT), CAST(?5 AS TEXT), CAST(?6 AS TEXT), "
+           "CAST(?7 AS TEXT), CASE WHEN CAST(?7 AS TEXT) IS NULL THEN NULL ELSE CAST(?10 AS TEXT) END, "
+           "CAST(?8 AS TEXT), CASE WHEN CAST(?8 AS TEXT) IS NULL THEN NULL ELSE CAST(?10 AS TEXT) END, "
+           "CAST(?9 AS TEXT), CAST(?10 AS TEXT)) "
+           "ON CONFLICT(case_id) DO UPDATE SET state = excluded.state, assignee = excluded.assignee, "
+           "disposition = excluded.disposition, rationale = coalesce(excluded.rationale, case_workflow.rationale), "
+           "sar_id = excluded.sar_id, "
+           "requested_at = CASE WHEN excluded.requested_by IS NULL THEN NULL "
+           "WHEN excluded.state = 'pending_approval' THEN excluded.updated_at ELSE case_workflow.requested_at END, "
+           "requested_by = excluded.requested_by, "
+           "reviewed_at = CASE WHEN excluded.reviewed_by IS NULL THEN NULL "
+           "WHEN case_workflow.reviewed_by IS NOT DISTINCT FROM excluded.reviewed_by THEN case_workflow.reviewed_at "
+           "ELSE excluded.updated_at END, "
+           "reviewed_by = excluded.reviewed_by, "
+           "review_comment = coalesce(excluded.review_comment, case_workflow.review_comment), "
+           "updated_at = excluded.updated_at");
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(s));
     char now[21];
@@ -326,13 +335,16 @@ void aml_wf_history_write(aml_store *s, mcp_jw *w, const char *case_id)
 void aml_wf_bind_filter(aml_st *st, const char *state, const char *assignee, const char *disposition,
                         int overdue)
 {
-    char today[11];
-    aml_fmt_date(aml_now(), today);
-    aml_bind_text(st, 8, state);
-    aml_bind_text(st, 9, assignee);
-    aml_bind_text(st, 10, disposition);
-    aml_bind_int(st, 11, overdue ? 1 : 0);
-    aml_bind_text(st, 12, today);
+    char due30[11], due60[11];
+    int64_t now = aml_now();
+    aml_fmt_date(now - 30 * AML_DAY, due30);
+    aml_fmt_date(now - 60 * AML_DAY, due60);
+    aml_bind_text(st, 6, state);
+    aml_bind_text(st, 7, assignee);
+    aml_bind_text(st, 8, disposition);
+    aml_bind_int(st, 9, overdue ? 1 : 0);
+    aml_bind_text(st, 10, due30);
+    aml_bind_text(st, 11, due60);
 }
 
 void aml_wf_member(aml_store *s, mcp_jw *w, const char *case_id, int with_history)

@@ -54,20 +54,25 @@ void aml_wf_member(aml_store *s, mcp_jw *w, const char *case_id, int with_histor
 /** Writes the case's history (case_events) as a JSON array, oldest first. */
 void aml_wf_history_write(aml_store *s, mcp_jw *w, const char *case_id);
 
-/* listCases: the SQL condition on `c` (cases) for the workflow filters, bound as ?8-?12 (aml_wf_bind_filter). */
+/*
+ * listCases: the SQL condition on `c` (cases) for the workflow filters, bound as ?6-?11
+ * (aml_wf_bind_filter). Written for both backends: parameters cast where their type is not
+ * implied, and "overdue" as the detection date before today's date less 30 (?10) or 60 (?11)
+ * days, computed by the caller instead of SQLite's date().
+ */
 #define AML_WF_STATE_SQL                                                                                       \
     "coalesce((SELECT wf.state FROM case_workflow wf WHERE wf.case_id = c.case_id), "                          \
     "CASE c.status WHEN 'open' THEN 'open' WHEN 'closed_no_action' THEN 'closed' WHEN 'sar_filed' THEN 'closed' " \
     "ELSE 'in_review' END)"
 #define AML_WF_FILTER                                                                                          \
-    "AND (?8 IS NULL OR " AML_WF_STATE_SQL " = ?8) "                                                           \
-    "AND (?9 IS NULL OR EXISTS (SELECT 1 FROM case_workflow wf WHERE wf.case_id = c.case_id "                  \
-    "AND wf.assignee = ?9)) "                                                                                  \
-    "AND (?10 IS NULL OR EXISTS (SELECT 1 FROM case_workflow wf WHERE wf.case_id = c.case_id "                 \
-    "AND wf.disposition = ?10)) "                                                                              \
-    "AND (?11 = 0 OR (" AML_WF_STATE_SQL " <> 'closed' AND c.detection_date IS NOT NULL AND "                  \
-    "date(c.detection_date, CASE WHEN EXISTS (SELECT 1 FROM case_accounts ca JOIN account_parties p "          \
-    "ON p.acct_no = ca.acct_no WHERE ca.case_id = c.case_id) THEN '+30 days' ELSE '+60 days' END) < ?12)) "
+    "AND (CAST(?6 AS TEXT) IS NULL OR " AML_WF_STATE_SQL " = CAST(?6 AS TEXT)) "                               \
+    "AND (CAST(?7 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM case_workflow wf WHERE wf.case_id = c.case_id "    \
+    "AND wf.assignee = CAST(?7 AS TEXT))) "                                                                    \
+    "AND (CAST(?8 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM case_workflow wf WHERE wf.case_id = c.case_id "   \
+    "AND wf.disposition = CAST(?8 AS TEXT))) "                                                                \
+    "AND (?9 = 0 OR (" AML_WF_STATE_SQL " <> 'closed' AND c.detection_date IS NOT NULL AND "                  \
+    "substr(c.detection_date, 1, 10) < CASE WHEN EXISTS (SELECT 1 FROM case_accounts ca JOIN account_parties p " \
+    "ON p.acct_no = ca.acct_no WHERE ca.case_id = c.case_id) THEN CAST(?10 AS TEXT) ELSE CAST(?11 AS TEXT) END)) "
 
 /** Binds the workflow filters (state, assignee, disposition, overdue) of a listCases query. */
 void aml_wf_bind_filter(aml_st *st, const char *state, const char *assignee, const char *disposition,
