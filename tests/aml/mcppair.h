@@ -52,7 +52,7 @@ static inline int pair_serve(const aml_gen_opts *o, const char *actor)
     if (srv)
         return 0;
     aml_err err = {{0}};
-    if (aml_store_open(&store, NULL, AML_OPEN_CREATE, &err) || aml_gen_store(store, o, NULL, &err))
+    if (amltest_open(&store, &err) || aml_gen_store(store, o, NULL, &err))
         return -1;
     app.store = store;
     app.actor = actor;

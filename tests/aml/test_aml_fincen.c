@@ -159,7 +159,7 @@ static void test_missing_filer(void)
 {
     aml_store *s;
     aml_err err = {{0}};
-    T_EQ_INT(aml_store_open(&s, NULL, AML_OPEN_CREATE, &err), 0);
+    T_EQ_INT(amltest_open(&s, &err), 0);
     mcp_buf m;
     mcp_buf_init(&m, 0);
     int required = 0;
@@ -277,7 +277,7 @@ static void test_narrative_blocks_and_escaping(void)
 {
     aml_store *s;
     aml_err err = {{0}};
-    T_EQ_INT(aml_store_open(&s, NULL, AML_OPEN_CREATE, &err), 0);
+    T_EQ_INT(amltest_open(&s, &err), 0);
     T_EQ_INT(aml_filer_set_demo(s, &err), 0);
     const char *name = "Smith & Sons <Holdings> \"Ltd\"";
     char *j = synthetic(name, 17000);
@@ -314,7 +314,7 @@ static void test_schema_rejects_broken_batches(void)
 {
     aml_store *s;
     aml_err err = {{0}};
-    T_EQ_INT(aml_store_open(&s, NULL, AML_OPEN_CREATE, &err), 0);
+    T_EQ_INT(amltest_open(&s, &err), 0);
     T_EQ_INT(aml_filer_set_demo(s, &err), 0);
     char *j = synthetic("Acme", 100);
     mcp_buf xml;

@@ -62,7 +62,7 @@ static void test_suppression_and_expiry(void)
 {
     aml_store *s;
     aml_err err = {{0}};
-    T_EQ_INT(aml_store_open(&s, NULL, AML_OPEN_CREATE, &err), 0);
+    T_EQ_INT(amltest_open(&s, &err), 0);
     aml_gen_opts o;
     aml_gen_defaults(&o);
     o.seed = 20260728;
