@@ -2,7 +2,7 @@
  * mcp-server-aml: the command line. Serving is the default; the
  * subcommands build and inspect case stores.
  *
- *   mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--transcript FILE] [--actor NAME]
+ *   mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--transcript FILE] [--actor NAME] [--pool N]
  *   mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...
  *   mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,...] [--instances N]
  *                      [--lookalikes N] [--start DATE] [--format native|amlworld] (--out FILE | --db FILE)
@@ -34,10 +34,11 @@
 
 static const char usage[] =
     "usage:\n"
-    "  mcp-server-aml [--db FILE] [--http [HOST:]PORT [AUTH]] [--transcript FILE] [--actor NAME]\n"
-    "      serve MCP over stdio (without --db: an in-memory demo store); over HTTP with OAuth when\n"
-    "      AUTH options are given (tools need aml.read, aml.assess or aml.sar; the audit log records\n"
-    "      the token's subject):\n" MCP_AUTH_ARGS_HELP
+    "  mcp-server-aml [--db FILE] [--http [HOST:]PORT [AUTH]] [--transcript FILE] [--actor NAME] [--pool N]\n"
+    "      serve MCP over stdio (without --db: an in-memory demo store); --pool N: connections to the\n"
+    "      store lent to tool calls (default: the number of cores; one for the in-memory store); over\n"
+    "      HTTP with OAuth when AUTH options are given (tools need aml.read, aml.assess or aml.sar;\n"
+    "      the audit log records the token's subject):\n" MCP_AUTH_ARGS_HELP
     "  mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...\n"
     "  mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,T03,...] [--instances N]\n"
     "                     [--lookalikes N] [--start YYYY-MM-DD] [--format native|amlworld]\n"
@@ -667,6 +668,30 @@ static int cmd_lists(int argc, char **argv)
 
 /* ---- serve ---------------------------------------------------------------------------------- */
 
+/*
+ * The store the server answers from, as a pool of `size` connections
+ * (0: one per core, as many as the server's tool workers), so tool calls
+ * on different workers read in parallel (store/pool.h).
+ */
+static int serve_pool(const char *db, long size, aml_app *app)
+{
+    aml_store *first;
+    int rc = store_for(db, AML_OPEN_CHECK, &first);
+    if (rc)
+        return rc;
+    if (size <= 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        size = ncpu > 0 ? ncpu : 2;
+    }
+    aml_err err = {{0}};
+    if (aml_pool_new(&app->pool, first, db, 0, (unsigned)size, &err)) {
+        fprintf(stderr, "mcp-server-aml: connection pool: %s\n", err.msg);
+        return 1;
+    }
+    app->store = aml_pool_first(app->pool);
+    return 0;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     const char *db = NULL;
@@ -675,6 +700,7 @@ static int cmd_serve(int argc, char **argv)
     aml_app app;
     memset(&app, 0, sizeof app);
     app.actor = "stdio-client";
+    long pool = 0;
     mcp_auth_opts auth;
     memset(&auth, 0, sizeof auth);
     for (int i = 1; i < argc; i++) {
@@ -699,7 +725,8 @@ static int cmd_serve(int argc, char **argv)
             return die_usage(NULL);
         }
         const char *v;
-        if (strcmp(a, "--db") && strcmp(a, "--http") && strcmp(a, "--transcript") && strcmp(a, "--actor")) {
+        if (strcmp(a, "--db") && strcmp(a, "--http") && strcmp(a, "--transcript") && strcmp(a, "--actor") &&
+            strcmp(a, "--pool")) {
             fprintf(stderr, "mcp-server-aml: unknown option or command %s\n", a);
             return die_usage(NULL);
         }
@@ -711,18 +738,20 @@ static int cmd_serve(int argc, char **argv)
             so.http = v;
         else if (strcmp(a, "--transcript") == 0)
             so.transcript = v;
-        else
+        else if (strcmp(a, "--pool") == 0 && parse_int(v, 1, AML_POOL_MAX, &pool))
+            return die_usage("--pool takes a number of connections, 1 to 256");
+        else if (strcmp(a, "--actor") == 0)
             app.actor = v;
     }
     if (so.auth && !so.http) {
         fprintf(stderr, "mcp-server-aml: --auth-* options need --http (stdio has no tokens)\n");
         return die_usage(NULL);
     }
-    int rc = store_for(db, AML_OPEN_CHECK, &app.store);
+    int rc = serve_pool(db, pool, &app);
     if (rc)
         return rc;
     rc = aml_serve(&app, &so);
-    aml_store_close(app.store);
+    aml_pool_free(app.pool);
     return rc;
 }
 

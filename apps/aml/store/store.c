@@ -193,6 +193,15 @@ void aml_store_finalize_all(aml_store *s)
     s->nstmts = 0;
 }
 
+void aml_store_idle(aml_store *s)
+{
+    for (size_t i = 0; i < AML_STMT_CACHE; i++)
+        if (s->stmts[i].sql)
+            aml_reset(&s->stmts[i]);
+    if (aml_in_tx(s))
+        aml_rollback(s);
+}
+
 int64_t aml_changes(aml_store *s)
 {
     return s->pg ? aml_pg_changes(s->pg) : sqlite3_changes64(s->db);

@@ -21,9 +21,11 @@
  * ours, so a stranger's database is refused with a clear message instead of
  * being modified).
  *
- * Thread-safety: one aml_store is one connection. Callers that share it
- * between threads hold aml_store_lock() around each use (the MCP tool
- * handlers do; the command-line tools are single-threaded).
+ * Thread-safety: one aml_store is one connection, used by one thread at a
+ * time. The server keeps several in a pool (store/pool.h) and lends each
+ * tool call one; callers that share one connection between threads hold
+ * aml_store_lock() around each use (the command-line tools are
+ * single-threaded).
  */
 #ifndef AML_STORE_H
 #define AML_STORE_H
@@ -71,6 +73,14 @@ int aml_store_is_memory(const aml_store *s);
 
 void aml_store_lock(aml_store *s);
 void aml_store_unlock(aml_store *s);
+/**
+ * Makes the connection idle between uses: every cached statement reset
+ * (on SQLite a statement left mid-rows keeps a read snapshot open, which
+ * would hide other connections' commits and make a later write on this
+ * connection fail with SQLITE_BUSY_SNAPSHOT) and an open transaction
+ * rolled back.
+ */
+void aml_store_idle(aml_store *s);
 
 /**
  * The cached prepared statement for a static SQL text, reset and with its

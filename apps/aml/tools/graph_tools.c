@@ -5,7 +5,7 @@
  * plus the graph as structuredContent) and the resource template
  * aml://cases/{caseId}/graph.{format} (svg, png, dot, cyjs, graphml).
  *
- * Like the other tools: the store lock for the whole call, an audit entry
+ * Like the other tools: a connection for the whole call, an audit entry
  * per call (argument and result digests), unknown ids as tool errors.
  */
 #include "engine/trail.h"
@@ -19,6 +19,7 @@ extern const unsigned char aml_case_view_html[];
 
 typedef struct gctx {
     aml_app *app;
+    aml_store *s; /* the call's connection */
     mcp_call *call;
     char req_sha[65], resp_sha[65];
     char case_id[AML_CASE_ID_MAX + 1];
@@ -39,7 +40,7 @@ static void gctx_begin(gctx *c, aml_app *app, mcp_call *call, const mcp_json *ar
     mcp_jw_value(&w, args);
     aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, c->req_sha);
     mcp_buf_cleanup(&b);
-    aml_store_lock(app->store);
+    c->s = aml_app_acquire(app);
 }
 
 static mcp_status gctx_end(gctx *c, mcp_status st)
@@ -55,9 +56,11 @@ static mcp_status gctx_end(gctx *c, mcp_status st)
                          st == MCP_OK ? c->outcome : "error",
                          c->detail[0] ? c->detail : NULL};
     aml_err err;
-    if (aml_audit_append(c->app->store, &e, &err))
+    aml_app_write_lock(c->app, c->s);
+    if (aml_audit_append(c->s, &e, &err))
         mcp_call_log(c->call, MCP_LOG_ERROR, "aml", "audit log write failed: %s", err.msg);
-    aml_store_unlock(c->app->store);
+    aml_app_write_unlock(c->app);
+    aml_app_release(c->app, c->s);
     return st;
 }
 
@@ -119,7 +122,7 @@ static int trace_opts(gctx *c, const mcp_json *args, aml_trail_opts *o, int64_t 
     const char *id = mcp_json_str(mcp_json_get(args, "accountId"), &n);
     char msg[256];
     memset(o, 0, sizeof *o);
-    *start = id && n < 128 && !memchr(id, '\0', n) ? aml_account_no(c->app->store, id) : 0;
+    *start = id && n < 128 && !memchr(id, '\0', n) ? aml_account_no(c->s, id) : 0;
     if (!*start) {
         snprintf(msg, sizeof msg, "Unknown accountId '%.64s': no such account. Account ids appear in listCases "
                  "(focusAccounts) and in assessCase evidence.", id ? id : "");
@@ -165,7 +168,7 @@ static mcp_status trace_funds(mcp_call *call, const mcp_json *args, void *ud)
     aml_trail t;
     aml_err err = {{0}};
     mcp_status st = MCP_OK;
-    if (aml_trail_build(c.app->store, &o, &t, &err)) {
+    if (aml_trail_build(c.s, &o, &t, &err)) {
         char msg[600];
         snprintf(msg, sizeof msg, "The trail could not be traced: %s", err.msg);
         st = gfail(&c, msg);
@@ -186,7 +189,7 @@ static int case_graph_arg(gctx *c, const mcp_json *args, aml_trail *t)
     size_t n;
     const char *id = mcp_json_str(mcp_json_get(args, "caseId"), &n);
     aml_err err = {{0}};
-    int rc = id && n && n <= AML_CASE_ID_MAX && !memchr(id, '\0', n) ? aml_case_graph(c->app->store, id, t, &err) : 1;
+    int rc = id && n && n <= AML_CASE_ID_MAX && !memchr(id, '\0', n) ? aml_case_graph(c->s, id, t, &err) : 1;
     if (rc) {
         char msg[700];
         if (rc > 0)
@@ -250,10 +253,10 @@ static mcp_status read_graph(mcp_read *rd, const char *uri, const mcp_json *vars
     int format = fmt ? aml_draw_format(fmt) : -1;
     if (!id || n == 0 || n > AML_CASE_ID_MAX || format < 0)
         return MCP_ERR_NOT_FOUND;
-    aml_store_lock(app->store);
+    aml_store *s = aml_app_acquire(app);
     aml_trail t;
     aml_err err = {{0}};
-    int rc = aml_case_graph(app->store, id, &t, &err);
+    int rc = aml_case_graph(s, id, &t, &err);
     mcp_buf out;
     mcp_buf_init(&out, 0);
     mcp_status st = rc > 0 ? MCP_ERR_NOT_FOUND : rc < 0 ? MCP_ERR_INTERNAL : MCP_OK;
@@ -264,8 +267,10 @@ static mcp_status read_graph(mcp_read *rd, const char *uri, const mcp_json *vars
     const char *subject = mcp_principal_subject(mcp_read_principal(rd));
     aml_audit_entry e = {subject && subject[0] ? subject : app->actor ? app->actor : "unknown", "resource.read",
                          rc == 0 ? id : NULL, digest, NULL, st == MCP_OK ? "ok" : "error", NULL};
-    aml_audit_append(app->store, &e, NULL);
-    aml_store_unlock(app->store);
+    aml_app_write_lock(app, s);
+    aml_audit_append(s, &e, NULL);
+    aml_app_write_unlock(app);
+    aml_app_release(app, s);
     if (st == MCP_OK) {
         if (format == AML_DRAW_PNG)
             st = mcp_read_blob(rd, uri, aml_draw_mime(format), out.data, out.len);

@@ -7,12 +7,15 @@
  * and why in the audit log).
  *
  * The index is built from the store on first use and rebuilt when a
- * list version is loaded. Like the other tools: the store lock for the
- * whole call, an audit entry per call.
+ * list version is loaded. Like the other tools: a connection for the
+ * whole call, an audit entry per call. The index and its scratch are
+ * shared, so screening calls take turns on them (scr.mu); screenCase and
+ * dismissScreeningHit write, and hold the write lock for the whole call.
  */
 #include "screen/lists.h"
 #include "tools/tools.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +24,7 @@ typedef struct scr {
     aml_app *app;
     aml_screening sc;
     aml_sc_scratch *scratch;
+    pthread_mutex_t mu; /* one screening call at a time uses sc and scratch */
     int refs;
 } scr;
 
@@ -31,11 +35,14 @@ static void scr_unref(void *p)
         return;
     aml_sc_scratch_free(s->scratch);
     aml_screening_free(&s->sc);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
 typedef struct sctx {
     scr *s;
+    aml_store *db; /* the call's connection */
+    int writing;   /* the write lock is held */
     mcp_call *call;
     char req_sha[65], resp_sha[65];
     char case_id[AML_CASE_ID_MAX + 1];
@@ -61,7 +68,16 @@ static void sctx_begin(sctx *c, scr *s, mcp_call *call, const mcp_json *args)
     mcp_buf_init(&c->out, 0);
     mcp_buf_init(&c->text, 0);
     mcp_jw_init(&c->w, &c->out);
-    aml_store_lock(s->app->store);
+    c->db = aml_app_acquire(s->app);
+    pthread_mutex_lock(&s->mu);
+}
+
+/* Takes the write lock for the rest of the call. */
+static void sctx_write(sctx *c)
+{
+    if (!c->writing)
+        aml_app_write_lock(c->s->app, c->db);
+    c->writing = 1;
 }
 
 static const char *actor(const sctx *c)
@@ -78,9 +94,12 @@ static mcp_status sctx_end(sctx *c, mcp_status st)
                          c->resp_sha[0] ? c->resp_sha : NULL, st == MCP_OK ? c->outcome : "error",
                          c->detail[0] ? c->detail : NULL};
     aml_err err;
-    if (aml_audit_append(c->s->app->store, &e, &err))
+    sctx_write(c);
+    if (aml_audit_append(c->db, &e, &err))
         mcp_call_log(c->call, MCP_LOG_ERROR, "aml", "audit log write failed: %s", err.msg);
-    aml_store_unlock(c->s->app->store);
+    aml_app_write_unlock(c->s->app);
+    pthread_mutex_unlock(&c->s->mu);
+    aml_app_release(c->s->app, c->db);
     mcp_buf_cleanup(&c->out);
     mcp_buf_cleanup(&c->text);
     return st;
@@ -109,7 +128,7 @@ static mcp_status send(sctx *c)
 static int ensure_index(sctx *c)
 {
     scr *s = c->s;
-    int64_t v = aml_lists_version(s->app->store);
+    int64_t v = aml_lists_version(c->db);
     if (v <= 0) {
         sfail(c, "No screening list is loaded: load one with 'mcp-server-aml lists import --db FILE --format "
                  "ftm|csv --list NAME PATH' (OpenSanctions' FollowTheMoney export, or the screening CSV).");
@@ -122,7 +141,7 @@ static int ensure_index(sctx *c)
     s->scratch = NULL;
     aml_screening_free(&s->sc);
     aml_err err = {{0}};
-    if (aml_screening_load(s->app->store, &s->sc, &err) || !(s->scratch = aml_sc_scratch_new(s->sc.ix))) {
+    if (aml_screening_load(c->db, &s->sc, &err) || !(s->scratch = aml_sc_scratch_new(s->sc.ix))) {
         char msg[600];
         snprintf(msg, sizeof msg, "The screening index could not be built: %s", err.msg);
         sfail(c, msg);
@@ -186,7 +205,7 @@ static int query_args(sctx *c, const mcp_json *args, sq *x)
 static void write_result(sctx *c, const aml_sc_hit *h, double threshold, const char *subject, int *match)
 {
     const aml_screening *sc = &c->s->sc;
-    aml_store *st = c->s->app->store;
+    aml_store *st = c->db;
     const char *list = sc->lists[aml_sc_entity_list(sc->ix, h->ent)];
     int64_t user = aml_sc_entity_user(sc->ix, h->ent);
     const char *id = aml_sc_entity_id(sc->ix, h->ent);
@@ -354,7 +373,7 @@ static size_t case_parties(aml_store *s, const aml_case *cs, party *out)
 static void record_finding(sctx *c, const party *p, const aml_sc_hit *h)
 {
     const aml_screening *sc = &c->s->sc;
-    aml_store *s = c->s->app->store;
+    aml_store *s = c->db;
     mcp_buf b;
     mcp_jw w;
     mcp_buf_init(&b, 0);
@@ -393,7 +412,7 @@ static int case_arg(sctx *c, const mcp_json *args, aml_case *cs)
     size_t n;
     const char *id = mcp_json_str(mcp_json_get(args, "caseId"), &n);
     aml_err err = {{0}};
-    int rc = id && n && n <= AML_CASE_ID_MAX && !memchr(id, '\0', n) ? aml_case_load(c->s->app->store, id, cs, &err)
+    int rc = id && n && n <= AML_CASE_ID_MAX && !memchr(id, '\0', n) ? aml_case_load(c->db, id, cs, &err)
                                                                      : 1;
     if (rc) {
         char msg[700];
@@ -439,7 +458,7 @@ static void screen_party(sctx *c, const party *p, sq *x, aml_sc_hit *hits, int *
         const aml_sc_hit *h = &hits[i];
         const char *list = c->s->sc.lists[aml_sc_entity_list(c->s->sc.ix, h->ent)];
         if (h->score >= x->q.threshold &&
-            !aml_lists_dismissed(c->s->app->store, aml_sc_scratch_query(c->s->scratch)->text, list,
+            !aml_lists_dismissed(c->db, aml_sc_scratch_query(c->s->scratch)->text, list,
                                  aml_sc_entity_id(c->s->sc.ix, h->ent))) {
             record_finding(c, p, h);
             (*nhits)++;
@@ -451,6 +470,7 @@ static mcp_status screen_case(mcp_call *call, const mcp_json *args, void *ud)
 {
     sctx c;
     sctx_begin(&c, ud, call, args);
+    sctx_write(&c); /* matched hits are kept as findings */
     aml_case cs;
     sq x;
     if (ensure_index(&c) || case_arg(&c, args, &cs))
@@ -461,7 +481,7 @@ static mcp_status screen_case(mcp_call *call, const mcp_json *args, void *ud)
     }
     party *ps = calloc(SC_MAX_PARTIES, sizeof *ps);
     aml_sc_hit *hits = calloc((size_t)x.limit, sizeof *hits);
-    size_t np = ps && hits ? case_parties(c.s->app->store, &cs, ps) : 0;
+    size_t np = ps && hits ? case_parties(c.db, &cs, ps) : 0;
     mcp_jw *w = &c.w;
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "caseId");
@@ -496,13 +516,14 @@ static mcp_status dismiss_hit(mcp_call *call, const mcp_json *args, void *ud)
 {
     sctx c;
     sctx_begin(&c, ud, call, args);
+    sctx_write(&c);
     const char *name = mcp_json_str(mcp_json_get(args, "name"), NULL);
     const char *list = mcp_json_str(mcp_json_get(args, "list"), NULL);
     const char *id = mcp_json_str(mcp_json_get(args, "entityId"), NULL);
     const char *reason = mcp_json_str(mcp_json_get(args, "reason"), NULL);
     aml_sc_name nm;
     aml_sc_normalize(name, strlen(name), &nm);
-    aml_st *q = aml_stmt(c.s->app->store, "SELECT 1 FROM screening_entities WHERE list_name = ? AND entity_id = ?");
+    aml_st *q = aml_stmt(c.db, "SELECT 1 FROM screening_entities WHERE list_name = ? AND entity_id = ?");
     if (!nm.ntok || !q)
         return sctx_end(&c, sfail(&c, "The name has no letters or digits after normalisation."));
     aml_bind_text(q, 1, list);
@@ -514,7 +535,7 @@ static mcp_status dismiss_hit(mcp_call *call, const mcp_json *args, void *ud)
         return sctx_end(&c, sfail(&c, msg));
     }
     aml_err err = {{0}};
-    if (aml_lists_dismiss(c.s->app->store, nm.text, list, id, actor(&c), reason, &err))
+    if (aml_lists_dismiss(c.db, nm.text, list, id, actor(&c), reason, &err))
         return sctx_end(&c, sfail(&c, err.msg));
     mcp_jw *w = &c.w;
     mcp_jw_object_begin(w);
@@ -618,6 +639,7 @@ mcp_status aml_screen_tools_register(mcp_server *srv, aml_app *app, mcp_error *e
     if (!s)
         return MCP_ERR_NOMEM;
     s->app = app;
+    pthread_mutex_init(&s->mu, NULL);
     s->refs = (int)(sizeof defs / sizeof defs[0]);
     mcp_status st = MCP_OK;
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {

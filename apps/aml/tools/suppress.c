@@ -28,10 +28,12 @@ static mcp_status suppress_alert(mcp_call *call, const mcp_json *args, void *ud)
     const char *actor = subject && subject[0] ? subject : app->actor ? app->actor : "unknown";
     aml_suppression in = {arg(args, "caseId"), arg(args, "accountId"), arg(args, "counterpartyId"),
                           arg(args, "typology"), arg(args, "until"), arg(args, "reason")};
-    aml_store_lock(app->store);
+    /* A writing tool: the write lock for the whole call (read, check, write and audit as one). */
+    aml_store *s = aml_app_acquire(app);
+    aml_app_write_lock(app, s);
     aml_err err = {{0}};
     int64_t id = 0;
-    int rc = aml_suppress_add(app->store, &in, actor, &id, &err);
+    int rc = aml_suppress_add(s, &in, actor, &id, &err);
     mcp_status st;
     if (rc == 0) {
         mcp_buf_init(&b, 0);
@@ -71,14 +73,15 @@ static mcp_status suppress_alert(mcp_call *call, const mcp_json *args, void *ud)
                     : mcp_call_error(call, "%s", err.msg);
     }
     aml_case c;
-    int known = in.case_id && strlen(in.case_id) <= AML_CASE_ID_MAX && aml_case_load(app->store, in.case_id, &c, NULL) == 0;
+    int known = in.case_id && strlen(in.case_id) <= AML_CASE_ID_MAX && aml_case_load(s, in.case_id, &c, NULL) == 0;
     if (known)
         aml_case_free(&c);
     aml_audit_entry e = {actor, "tool.suppressAlert", known ? in.case_id : NULL, req, resp[0] ? resp : NULL,
                          rc == 0 ? "ok" : "error", detail};
-    if (aml_audit_append(app->store, &e, &err))
+    if (aml_audit_append(s, &e, &err))
         mcp_call_log(call, MCP_LOG_ERROR, "aml", "audit log write failed: %s", err.msg);
-    aml_store_unlock(app->store);
+    aml_app_write_unlock(app);
+    aml_app_release(app, s);
     return st;
 }
 

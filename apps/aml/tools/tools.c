@@ -1,8 +1,9 @@
 /*
  * The MCP tools of mcp-server-aml (see tools.h and docs/aml.md).
  *
- * Every handler: takes the store lock for the whole call (one SQLite
- * connection, see store/store.h), computes the SHA-256 of its arguments
+ * Every handler: borrows a connection for the whole call (store/pool.h;
+ * reads run in parallel with other calls', writing sections hold the
+ * write lock, the audit append included), computes the SHA-256 of its arguments
  * re-encoded as compact JSON, does its work, sets structuredContent plus a
  * readable text block, and appends an audit entry (caller, tool, time,
  * argument digest, result digest, outcome) to the hash-chained log. A
@@ -66,6 +67,8 @@ static const char *actor_of(const aml_app *app, const char *subject)
 
 typedef struct ctx {
     aml_app *app;
+    aml_store *s;                        /* the call's connection */
+    int writing;                         /* the write lock is held */
     mcp_call *call;
     char req_sha[65];
     char case_id[AML_CASE_ID_MAX + 1]; /* a case that exists, for the audit row */
@@ -91,7 +94,15 @@ static void ctx_begin(ctx *c, aml_app *app, mcp_call *call, const mcp_json *args
     mcp_buf_init(&c->out, 0);
     mcp_jw_init(&c->w, &c->out);
     mcp_buf_init(&c->text, 0);
-    aml_store_lock(app->store);
+    c->s = aml_app_acquire(app);
+}
+
+/* Takes the write lock for the rest of the call, before its first write. */
+static void ctx_write(ctx *c)
+{
+    if (!c->writing)
+        aml_app_write_lock(c->app, c->s);
+    c->writing = 1;
 }
 
 /* Cuts s to at most n bytes on a UTF-8 boundary, into out. */
@@ -142,9 +153,11 @@ static mcp_status ctx_end(ctx *c, mcp_status st)
     e.outcome = outcome;
     e.detail = c->detail[0] ? c->detail : NULL;
     aml_err err;
-    if (aml_audit_append(c->app->store, &e, &err))
+    ctx_write(c);
+    if (aml_audit_append(c->s, &e, &err))
         mcp_call_log(c->call, MCP_LOG_ERROR, "aml", "audit log write failed: %s", err.msg);
-    aml_store_unlock(c->app->store);
+    aml_app_write_unlock(c->app);
+    aml_app_release(c->app, c->s);
     mcp_buf_cleanup(&c->out);
     mcp_buf_cleanup(&c->text);
     return st;
@@ -166,7 +179,7 @@ static int load_case(ctx *c, const mcp_json *args, aml_case *cs)
         return -1;
     }
     aml_err err = {{0}};
-    int rc = aml_case_load(c->app->store, id, cs, &err);
+    int rc = aml_case_load(c->s, id, cs, &err);
     if (rc > 0) {
         char msg[256];
         snprintf(msg, sizeof msg, "Unknown caseId '%s': no such case. Use listCases to find case ids.", shown);
@@ -244,7 +257,7 @@ static mcp_status list_cases(mcp_call *call, const mcp_json *args, void *ud)
     int count = 0;
     char next[300];
     aml_err err = {{0}};
-    if (aml_cases_list(c.app->store, &c.w, &f, &count, next, sizeof next, &err)) {
+    if (aml_cases_list(c.s, &c.w, &f, &count, next, sizeof next, &err)) {
         char msg[600];
         snprintf(msg, sizeof msg, "The case store could not be read: %s", err.msg);
         tool_error(&c, msg);
@@ -311,7 +324,7 @@ static int run_assessment(ctx *c, const aml_case *cs, const aml_params *p, unsig
 {
     aml_err err = {{0}};
     aml_case_spec spec = {cs->case_id, cs->accts, cs->naccts, cs->from, cs->to};
-    if (aml_engine_run(c->app->store, &spec, p, mask, kind, a, &err)) {
+    if (aml_engine_run(c->s, &spec, p, mask, kind, a, &err)) {
         char msg[600];
         snprintf(msg, sizeof msg, "The assessment could not run: %s", err.msg);
         tool_error(c, msg);
@@ -369,14 +382,16 @@ static mcp_status assess_common(mcp_call *call, const mcp_json *args, void *ud, 
         return ctx_end(&c, MCP_OK);
     }
     aml_recommendation r;
-    aml_recommend(c.app->store, &cs, &a, &r);
-    aml_assessment_write(c.app->store, &c.w, &cs, &a, kind, whole_case ? &r : NULL);
+    aml_recommend(c.s, &cs, &a, &r);
+    aml_assessment_write(c.s, &c.w, &cs, &a, kind, whole_case ? &r : NULL);
     if (mcp_jw_status(&c.w) == MCP_OK) {
         char req[512];
         requested_json(mask, req, sizeof req);
         aml_err err = {{0}};
-        /* The stored copy is the exact result the client gets. */
-        if (aml_assessment_store(c.app->store, &cs, &a, kind, req, c.app->actor, c.out.data, &err))
+        /* The stored copy is the exact result the client gets. Only this and the audit row write:
+         * the assessment above ran without the write lock, in parallel with other calls. */
+        ctx_write(&c);
+        if (aml_assessment_store(c.s, &cs, &a, kind, req, c.app->actor, c.out.data, &err))
             mcp_call_log(call, MCP_LOG_WARNING, "aml", "assessment not stored: %s", err.msg);
     }
     char f[11], t[11];
@@ -424,7 +439,7 @@ static mcp_status draft_sar(mcp_call *call, const mcp_json *args, void *ud)
     if (load_case(&c, args, &cs))
         return ctx_end(&c, MCP_OK);
     int xml = mcp_json_str_eq(mcp_json_get(args, "format"), "fincen-xml");
-    if (xml && aml_fincen_refuse_missing(c.app->store, c.call, c.detail, sizeof c.detail)) {
+    if (xml && aml_fincen_refuse_missing(c.s, c.call, c.detail, sizeof c.detail)) {
         c.failed = 1;
         aml_case_free(&cs);
         return ctx_end(&c, MCP_OK);
@@ -437,11 +452,12 @@ static mcp_status draft_sar(mcp_call *call, const mcp_json *args, void *ud)
         return ctx_end(&c, MCP_OK);
     }
     aml_recommendation r;
-    aml_recommend(c.app->store, &cs, &a, &r);
+    aml_recommend(c.s, &cs, &a, &r);
     aml_err err = {{0}};
     /* The SAR cites a stored assessment. */
-    if (aml_assessment_record(c.app->store, &cs, &a, &r, c.app->actor, &err) ||
-        aml_sar_build(c.app->store, &cs, &a, &r, c.app->actor, &c.w, &c.text, &err)) {
+    ctx_write(&c);
+    if (aml_assessment_record(c.s, &cs, &a, &r, c.app->actor, &err) ||
+        aml_sar_build(c.s, &cs, &a, &r, c.app->actor, &c.w, &c.text, &err)) {
         char msg[600];
         snprintf(msg, sizeof msg, "The SAR draft could not be built: %s", err.msg[0] ? err.msg : "internal error");
         tool_error(&c, msg);
@@ -452,7 +468,7 @@ static mcp_status draft_sar(mcp_call *call, const mcp_json *args, void *ud)
         snprintf(desc, sizeof desc, "Fund-flow picture of case %s for the reviewer (caseGraph)", cs.case_id);
         if (a.matched)
             mcp_call_resource_link(call, uri, "case-graph", desc, "image/svg+xml", NULL);
-        if (xml && aml_fincen_attach(c.app->store, c.call, c.out.data, c.out.len, &c.text, c.detail, sizeof c.detail))
+        if (xml && aml_fincen_attach(c.s, c.call, c.out.data, c.out.len, &c.text, c.detail, sizeof c.detail))
             c.failed = 1;
     }
     aml_assessment_free(&a);
@@ -643,13 +659,15 @@ static const char draft_sar_out[] =
 /* ---- resources and the sar_review prompt ---------------------------------------------------------------------- */
 
 /* Audits a resource read or a prompt like a tool call. */
-static void audit_other(aml_app *app, const char *subject, const char *action, const char *case_id, const char *what,
-                        int ok)
+static void audit_other(aml_app *app, aml_store *s, const char *subject, const char *action, const char *case_id,
+                        const char *what, int ok)
 {
     char digest[65];
     aml_sha256_hex(what, strlen(what), digest);
     aml_audit_entry e = {actor_of(app, subject), action, case_id, digest, NULL, ok ? "ok" : "error", NULL};
-    aml_audit_append(app->store, &e, NULL);
+    aml_app_write_lock(app, s);
+    aml_audit_append(s, &e, NULL);
+    aml_app_write_unlock(app);
 }
 
 static mcp_status read_case(mcp_read *rd, const char *uri, const mcp_json *vars, void *ud)
@@ -659,27 +677,27 @@ static mcp_status read_case(mcp_read *rd, const char *uri, const mcp_json *vars,
     const char *id = mcp_json_str(mcp_json_get(vars, "caseId"), &n);
     if (!id || n == 0 || n > AML_CASE_ID_MAX)
         return MCP_ERR_NOT_FOUND;
-    aml_store_lock(app->store);
+    aml_store *s = aml_app_acquire(app);
     aml_case c;
     aml_err err = {{0}};
-    int rc = aml_case_load(app->store, id, &c, &err);
+    int rc = aml_case_load(s, id, &c, &err);
     mcp_status st = MCP_OK;
     if (rc) {
-        audit_other(app, mcp_principal_subject(mcp_read_principal(rd)), "resource.read", NULL, uri, 0);
-        aml_store_unlock(app->store);
+        audit_other(app, s, mcp_principal_subject(mcp_read_principal(rd)), "resource.read", NULL, uri, 0);
+        aml_app_release(app, s);
         return rc > 0 ? MCP_ERR_NOT_FOUND : MCP_ERR_INTERNAL;
     }
     mcp_buf b;
     mcp_jw w;
     mcp_buf_init(&b, 0);
     mcp_jw_init(&w, &b);
-    aml_case_write(app->store, &w, &c);
+    aml_case_write(s, &w, &c);
     if (mcp_jw_finish(&w) != MCP_OK)
         st = MCP_ERR_INTERNAL;
     else
         st = mcp_read_text(rd, uri, "application/json", b.data);
-    audit_other(app, mcp_principal_subject(mcp_read_principal(rd)), "resource.read", c.case_id, uri, st == MCP_OK);
-    aml_store_unlock(app->store);
+    audit_other(app, s, mcp_principal_subject(mcp_read_principal(rd)), "resource.read", c.case_id, uri, st == MCP_OK);
+    aml_app_release(app, s);
     mcp_buf_cleanup(&b);
     aml_case_free(&c);
     return st;
@@ -693,8 +711,8 @@ static mcp_status complete_case(mcp_completion *cmp, const char *argument, const
     (void)context;
     if (strcmp(argument, "caseId") != 0)
         return MCP_OK;
-    aml_store_lock(app->store);
-    aml_st *st = aml_stmt(app->store, "SELECT case_id FROM cases WHERE substr(case_id, 1, length(?1)) = ?1 "
+    aml_store *s = aml_app_acquire(app);
+    aml_st *st = aml_stmt(s, "SELECT case_id FROM cases WHERE substr(case_id, 1, length(?1)) = ?1 "
                                             "ORDER BY case_id LIMIT 100");
     if (st) {
         aml_bind_text(st, 1, value ? value : "");
@@ -702,7 +720,7 @@ static mcp_status complete_case(mcp_completion *cmp, const char *argument, const
             mcp_completion_add(cmp, aml_col_text(st, 0));
         aml_reset(st);
     }
-    aml_store_unlock(app->store);
+    aml_app_release(app, s);
     return MCP_OK;
 }
 
@@ -727,13 +745,13 @@ static mcp_status sar_review(mcp_prompt *p, const mcp_json *args, void *ud)
     aml_app *app = ud;
     size_t n;
     const char *id = mcp_json_str(mcp_json_get(args, "caseId"), &n);
-    aml_store_lock(app->store);
+    aml_store *s = aml_app_acquire(app);
     aml_case c;
     aml_err err = {{0}};
-    int rc = id && n && n <= AML_CASE_ID_MAX ? aml_case_load(app->store, id, &c, &err) : 1;
+    int rc = id && n && n <= AML_CASE_ID_MAX ? aml_case_load(s, id, &c, &err) : 1;
     if (rc) {
-        audit_other(app, mcp_principal_subject(mcp_prompt_principal(p)), "prompt.sar_review", NULL, id ? id : "", 0);
-        aml_store_unlock(app->store);
+        audit_other(app, s, mcp_principal_subject(mcp_prompt_principal(p)), "prompt.sar_review", NULL, id ? id : "", 0);
+        aml_app_release(app, s);
         char shown[80], msg[200];
         utf8_cut(id ? id : "", 64, shown, sizeof shown);
         snprintf(msg, sizeof msg, "Unknown caseId '%s': no such case (see listCases).", shown);
@@ -744,9 +762,9 @@ static mcp_status sar_review(mcp_prompt *p, const mcp_json *args, void *ud)
     mcp_jw w;
     mcp_buf_init(&b, 0);
     mcp_jw_init(&w, &b);
-    aml_case_write(app->store, &w, &c);
-    audit_other(app, mcp_principal_subject(mcp_prompt_principal(p)), "prompt.sar_review", c.case_id, c.case_id, 1);
-    aml_store_unlock(app->store);
+    aml_case_write(s, &w, &c);
+    audit_other(app, s, mcp_principal_subject(mcp_prompt_principal(p)), "prompt.sar_review", c.case_id, c.case_id, 1);
+    aml_app_release(app, s);
     char *txt = aml_asprintf(sar_review_text, c.case_id, c.case_id);
     char uri[128], desc[160];
     snprintf(uri, sizeof uri, "aml://cases/%s", c.case_id);
@@ -938,11 +956,13 @@ static void audit_refused(const mcp_call_report *r, void *ud)
     mcp_buf_cleanup(&b);
     aml_audit_entry e = {actor_of(app, r->principal ? mcp_principal_subject(r->principal) : NULL), action, NULL,
                          digest, NULL, outcome, detail};
-    aml_store_lock(app->store);
+    aml_store *s = aml_app_acquire(app);
+    aml_app_write_lock(app, s);
     aml_err err;
-    if (aml_audit_append(app->store, &e, &err))
+    if (aml_audit_append(s, &e, &err))
         fprintf(stderr, "mcp-server-aml: audit log write failed: %s\n", err.msg);
-    aml_store_unlock(app->store);
+    aml_app_write_unlock(app);
+    aml_app_release(app, s);
 }
 
 void aml_server_opts(mcp_server_opts *so, aml_app *app)

@@ -6,6 +6,7 @@
 #define AML_TOOLS_H
 
 #include "engine/cases.h"
+#include "store/pool.h"
 
 /* The OAuth scope each tool, resource ("resource:URI") and prompt
  * ("prompt:NAME") needs; registered with them and enforced when the server
@@ -20,9 +21,21 @@ const aml_tool_scope *aml_tool_scopes(void);
 
 /* What the tools share. */
 typedef struct aml_app {
-    aml_store *store;   /* the case store (its lock serialises tool calls) */
+    aml_store *store;   /* the case store when pool is NULL (its lock serialises tool calls) */
     const char *actor;  /* who calls, for the audit log (see docs/aml.md on caller identity) */
+    aml_pool *pool;     /* connections lent to tool calls (store/pool.h), or NULL */
 } aml_app;
+
+/*
+ * A tool call's connection (tools/conn.c): borrowed from the pool, or
+ * `store` under its lock when there is no pool; given back with
+ * aml_app_release. Writing sections hold aml_app_write_lock (a no-op
+ * without a pool: the call already has the store to itself).
+ */
+aml_store *aml_app_acquire(aml_app *app);
+void aml_app_release(aml_app *app, aml_store *s);
+void aml_app_write_lock(aml_app *app, aml_store *s);
+void aml_app_write_unlock(aml_app *app);
 
 /** Registers listCases, listTypologies, assessTypology, assessCase, draftSar on `srv`. */
 mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);

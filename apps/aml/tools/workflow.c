@@ -1,5 +1,5 @@
 /*
- * The case workflow tools (see workflow.h). Each call: the store lock for
+ * The case workflow tools (see workflow.h). Each call: a connection and the write lock for
  * the whole call, the step (engine/workflow.c, one transaction with the
  * case's history row), the result (the case's workflow and history) or a
  * tool error naming the rule that refused it, and an audit row: outcome
@@ -83,15 +83,17 @@ static mcp_status wf_call(mcp_call *call, const mcp_json *args, aml_app *app, in
     const char *subject = mcp_call_subject(call);
     const char *actor = subject && subject[0] ? subject : app->actor ? app->actor : "unknown";
     const char *case_id = str_arg(args, "caseId");
-    aml_store_lock(app->store);
+    /* A writing tool: the write lock for the whole call (read, check, write and audit as one). */
+    aml_store *s = aml_app_acquire(app);
+    aml_app_write_lock(app, s);
     aml_err err = {{0}};
     int rc = strlen(actor) > AML_WF_PRINCIPAL_MAX
                  ? (aml_errf(&err, "The principal name is over %d characters.", AML_WF_PRINCIPAL_MAX), 1)
-                 : run_step(app->store, step, args, case_id, actor, &err);
+                 : run_step(s, step, args, case_id, actor, &err);
     const char *outcome = "ok";
     mcp_status st = MCP_OK;
     if (rc == 0) {
-        st = answer(call, app->store, case_id, resp, sizeof resp);
+        st = answer(call, s, case_id, resp, sizeof resp);
         snprintf(detail, sizeof detail, "%s", step == WF_ASSIGN ? "assigned" : step == WF_CLOSE ? "closure requested"
                                               : mcp_json_bool(mcp_json_get(args, "approve")) ? "closure approved"
                                                                                              : "closure rejected");
@@ -103,13 +105,14 @@ static mcp_status wf_call(mcp_call *call, const mcp_json *args, aml_app *app, in
                     : mcp_call_error(call, "%s", err.msg);
     }
     aml_workflow wf;
-    int known = case_id[0] && strlen(case_id) <= AML_CASE_ID_MAX && aml_wf_load(app->store, case_id, &wf, NULL) == 0;
+    int known = case_id[0] && strlen(case_id) <= AML_CASE_ID_MAX && aml_wf_load(s, case_id, &wf, NULL) == 0;
     char action[48];
     snprintf(action, sizeof action, "tool.%s", mcp_call_tool_name(call));
     aml_audit_entry e = {actor, action, known ? case_id : NULL, req, resp[0] ? resp : NULL, outcome, detail};
-    if (aml_audit_append(app->store, &e, &err))
+    if (aml_audit_append(s, &e, &err))
         mcp_call_log(call, MCP_LOG_ERROR, "aml", "audit log write failed: %s", err.msg);
-    aml_store_unlock(app->store);
+    aml_app_write_unlock(app);
+    aml_app_release(app, s);
     return st;
 }
 
