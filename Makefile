@@ -97,6 +97,7 @@ bench:
 	sh bench/stdio/run.sh build/bench
 	./build/bench/bench/bench_aml $(CURDIR)/build/bench/aml-work
 	./build/bench/bench/bench_screen $(CURDIR)/tests/data/screening
+	./build/bench/bench/bench_concurrent $(CURDIR)/build/bench/aml-work
 	sh bench/http/run.sh build/bench
 	./build/bench/bench/bench_auth
 
