@@ -890,6 +890,79 @@ MCP_API mcp_status mcp_prompt_invalid(mcp_prompt *p, const char *message);
 /** Adds one completion candidate (at most 100 are sent; the rest counts toward total). */
 MCP_API mcp_status mcp_completion_add(mcp_completion *cmp, const char *value);
 
+/* ---- metrics (Prometheus) -------------------------------------------------- */
+
+/*
+ * The server keeps counters for operators and writes them in the
+ * Prometheus text exposition format 0.0.4 (docs/server.md, "Metrics"):
+ * tools/call requests by tool and outcome, latency histograms per tool,
+ * calls in flight, the worker queue, HTTP sessions and streams, quota
+ * refusals and authorization failures. mcp_metrics_server_start()
+ * (transport.h) serves them on a listener of their own.
+ */
+
+typedef struct mcp_metrics_out mcp_metrics_out; /* one scrape being written */
+
+/**
+ * Adds an application's own metrics to every scrape. Called by
+ * mcp_server_metrics_text() on the thread that scrapes, after the
+ * library's families: describe each family with mcp_metrics_family(), then
+ * write its samples with mcp_metrics_sample(). If a write fails the
+ * collector's lines are left out of this scrape. It must be thread-safe
+ * and quick, and must not call mcp_server_metrics_text().
+ */
+typedef void (*mcp_metrics_fn)(mcp_metrics_out *out, void *user_data);
+
+/**
+ * Starts counting tools/call requests per tool (outcomes and latencies).
+ * Off by default: until then a call costs the metrics nothing but the
+ * in-flight gauge. mcp_metrics_server_start() calls it.
+ * @return MCP_OK or MCP_ERR_INVALID_ARG (srv NULL).
+ * Thread-safety: safe, also while serving.
+ */
+MCP_API mcp_status mcp_server_metrics_enable(mcp_server *srv);
+
+/**
+ * Registers a collector of the application's own metrics (at most 16 per
+ * server), kept until the server is freed; then `user_data_free` (may be
+ * NULL) receives `user_data`, also right away when this fails.
+ * @return MCP_OK; MCP_ERR_INVALID_ARG (srv or fn NULL); MCP_ERR_LIMIT (16 already).
+ * Thread-safety: safe, also while serving.
+ */
+MCP_API mcp_status mcp_server_add_metrics(mcp_server *srv, mcp_metrics_fn fn, void *user_data,
+                                          void (*user_data_free)(void *user_data));
+
+/**
+ * Appends the exposition text of every metric to `out` (the library's,
+ * then each collector's), each family with its HELP and TYPE lines.
+ * Serve it as "text/plain; version=0.0.4; charset=utf-8".
+ * @return MCP_OK; MCP_ERR_INVALID_ARG; MCP_ERR_NOMEM or MCP_ERR_LIMIT
+ *         (`out` as it was).
+ * Thread-safety: safe from any thread.
+ */
+MCP_API mcp_status mcp_server_metrics_text(mcp_server *srv, mcp_buf *out);
+
+/**
+ * In a collector: starts a family. `name` matches [a-zA-Z_:][a-zA-Z0-9_:]*
+ * (at most 200 bytes), must not start with "mcp_" (the library's) and may
+ * appear once per scrape; `type` is "counter", "gauge" or "untyped";
+ * `help` is escaped as the format requires (may be NULL).
+ * @return MCP_OK; MCP_ERR_INVALID_ARG; MCP_ERR_EXISTS (name taken);
+ *         MCP_ERR_LIMIT (more than 64 families); MCP_ERR_NOMEM. After
+ *         an error every later write of this collector returns it too.
+ */
+MCP_API mcp_status mcp_metrics_family(mcp_metrics_out *out, const char *name, const char *type, const char *help);
+
+/**
+ * In a collector: one sample of the current family. `labels` alternates
+ * label names ([a-zA-Z_][a-zA-Z0-9_]*, not "__..."; each once) and values
+ * (escaped here), ended by NULL; NULL for none. NaN and infinities are
+ * written as the format spells them.
+ * @return MCP_OK; MCP_ERR_STATE (no family yet); MCP_ERR_INVALID_ARG;
+ *         MCP_ERR_NOMEM.
+ */
+MCP_API mcp_status mcp_metrics_sample(mcp_metrics_out *out, const char *const *labels, double value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -205,6 +205,40 @@ MCP_API mcp_status mcp_http_parse_listen_sized(const char *spec, mcp_http_opts *
 #define mcp_http_parse_listen(spec, opts, host_buf, host_buf_len) \
     mcp_http_parse_listen_sized((spec), (opts), sizeof(mcp_http_opts), (host_buf), (host_buf_len))
 
+/* ---- metrics listener (Prometheus) ------------------------------------------ */
+
+typedef struct mcp_metrics_server mcp_metrics_server;
+
+/**
+ * Serves the server's metrics (mcp_server_metrics_text(), server.h) at
+ * GET /metrics on a listener of its own, in the Prometheus text exposition
+ * format 0.0.4, and starts counting calls per tool
+ * (mcp_server_metrics_enable()). No token is asked for: bind it to an
+ * address only the scraper reaches (docs/server.md, "Metrics"). One
+ * thread, at most 16 connections; other paths get 404, other methods 405.
+ *
+ * @param out    receives the listener; untouched on failure.
+ * @param srv    the server; must outlive the listener.
+ * @param listen "[HOST:]PORT" (HOST an IP literal or "localhost"; default
+ *               127.0.0.1; port 0 picks a free one, see
+ *               mcp_metrics_server_port()).
+ * @return MCP_OK; MCP_ERR_INVALID_ARG (NULL argument, a spec that is not
+ *         [HOST:]PORT, a host that is not an IP address); MCP_ERR_IO (the
+ *         port cannot be bound); MCP_ERR_NOMEM.
+ * Thread-safety: safe.
+ */
+MCP_API mcp_status mcp_metrics_server_start(mcp_metrics_server **out, mcp_server *srv, const char *listen,
+                                            mcp_error *err);
+
+/** The TCP port the metrics listener bound; 0 for NULL. */
+MCP_API unsigned mcp_metrics_server_port(const mcp_metrics_server *ms);
+
+/**
+ * Stops the listener (a scrape in progress finishes first) and frees it.
+ * Counting goes on. @param ms may be NULL (no-op).
+ */
+MCP_API void mcp_metrics_server_stop(mcp_metrics_server *ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,7 +38,6 @@ static void bound_name(char *out, size_t n, const char *tool)
 /* ------------------------------------------------------------------------ */
 /* Answering                                                                 */
 
-/* Tells mcp_server_opts.on_call_end how a call ended. */
 /* The request's trace context from its _meta: *parent and *state NULL unless well-formed. */
 static void trace_of(const mcp_json *meta, const char **parent, const char **state)
 {
@@ -49,6 +48,13 @@ static void trace_of(const mcp_json *meta, const char **parent, const char **sta
     *state = *parent && s && mcp__tracestate_valid(s, sn) ? s : NULL;
 }
 
+/* 1 when how a call ends is wanted: by on_call_end or by the metrics. */
+static int reporting(const mcp_server *srv)
+{
+    return srv->opts.on_call_end || mcp__metrics_on(srv);
+}
+
+/* Tells the metrics and mcp_server_opts.on_call_end how a call ended. */
 static void report(mcp_server *srv, int outcome, const mcp_rpc_id *id, const char *tool, const mcp_json *args,
                    const mcp_principal *principal, const char *version, int code, const char *why,
                    uint64_t start_ns, uint64_t end_ns, const mcp_json *meta)
@@ -66,8 +72,11 @@ static void report(mcp_server *srv, int outcome, const mcp_rpc_id *id, const cha
     r.message = r.outcome == MCP_CALL_OK || r.outcome == MCP_CALL_CANCELLED || !why || !why[0] ? NULL : why;
     if (!end_ns)
         end_ns = mcp__mono_ns();
-    r.duration_us = end_ns > start_ns ? (end_ns - start_ns) / 1000u : 0;
-    srv->opts.on_call_end(&r, srv->opts.on_call_end_user_data);
+    r.duration_us = end_ns > start_ns && start_ns ? (end_ns - start_ns) / 1000u : 0;
+    if (mcp__metrics_on(srv))
+        mcp__metrics_call(srv, r.tool, (int)r.outcome, r.duration_us);
+    if (srv->opts.on_call_end)
+        srv->opts.on_call_end(&r, srv->opts.on_call_end_user_data);
 }
 
 /*
@@ -82,7 +91,7 @@ static int claim(mcp_call *call, int outcome, int code, const char *why)
     if (!atomic_compare_exchange_strong(&call->finished, &expected, 1))
         return 0;
     mcp_conn *c = call->conn;
-    int tell = c->srv->opts.on_call_end != NULL;
+    int tell = reporting(c->srv);
     pthread_mutex_lock(&c->mu);
     mcp__conn_unlink_call_locked(c, call); /* by pointer: the id may be in use again */
     call->reported = tell;
@@ -422,7 +431,8 @@ void mcp__call_release(mcp_call *call)
 static void call_free_keep_conn(mcp_call *call)
 {
     mcp_server *srv = call->conn->srv;
-    if (srv->opts.on_call_end) {
+    mcp__metrics_gauge(srv, MCP__GAUGE_IN_FLIGHT, -1);
+    if (reporting(srv)) {
         /* Not answered by anyone (cancelled, connection closed): no answer went out. */
         pthread_mutex_lock(&call->conn->mu);
         int reported = call->reported;
@@ -455,7 +465,7 @@ static void call_free(mcp_call *call)
 static void report_refused(mcp_server *srv, const mcp_rpc_msg *m, const mcp_principal *p, const char *version,
                            uint64_t start_ns, int outcome, int code, const char *why)
 {
-    if (!srv->opts.on_call_end)
+    if (!reporting(srv))
         return;
     size_t nlen = 0;
     const char *n = mcp_json_str(mcp_json_get(m->params, "name"), &nlen);
@@ -474,7 +484,7 @@ static void refused(const mcp__req *r, uint64_t t0, int outcome, int code, const
 
 void mcp__call_report_forbidden(mcp_server *srv, const mcp_rpc_msg *m, const mcp_principal *p, const char *needs)
 {
-    if (!srv->opts.on_call_end || m->kind != MCP_RPC_REQUEST || !m->method || strcmp(m->method, "tools/call") != 0)
+    if (!reporting(srv) || m->kind != MCP_RPC_REQUEST || !m->method || strcmp(m->method, "tools/call") != 0)
         return;
     char why[160];
     snprintf(why, sizeof why, "requires scope %.120s", needs ? needs : "");
@@ -626,6 +636,7 @@ static int call_register(mcp__req *r, mcp_call *call, uint64_t t0)
         call->principal = mcp__principal_ref(r->principal);
         mcp__conn_insert_call_locked(c, call);
         atomic_fetch_add(&c->refs, 1);
+        mcp__metrics_gauge(c->srv, MCP__GAUGE_IN_FLIGHT, 1);
     }
     pthread_mutex_unlock(&c->mu);
     if (!refuse)
@@ -672,7 +683,7 @@ static void answer_queue_full(mcp_call *call)
 void mcp__call_start(mcp__req *r)
 {
     mcp_server *srv = r->c->srv;
-    uint64_t t0 = srv->opts.on_call_end ? mcp__mono_ns() : 0;
+    uint64_t t0 = reporting(srv) ? mcp__mono_ns() : 0;
     mcp__tool *t = callable_tool(r, t0);
     if (!t)
         return;

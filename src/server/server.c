@@ -254,7 +254,7 @@ mcp_status mcp_server_new_sized(mcp_server **out, const mcp_server_opts *opts, s
             st = mcp__fail(err, MCP_ERR_IO, 0, 0, "cannot open transcript %s: %s", opts->transcript_path,
                            strerror(errno));
     }
-    if (!st && (st = mcp__tasks_new(srv)) != MCP_OK)
+    if (!st && ((st = mcp__tasks_new(srv)) != MCP_OK || (st = mcp__metrics_new(srv)) != MCP_OK))
         mcp__fail(err, st, 0, 0, "out of memory");
     if (!st) {
         st = mcp__pool_new(&srv->pool, o.workers, o.queue_max, mcp__conn_flush_owed);
@@ -333,6 +333,7 @@ void mcp_server_free(mcp_server *srv)
         pthread_join(srv->timer_thread, NULL);
     }
     registry_free(&srv->tools);
+    mcp__metrics_free(srv);
     registry_free(&srv->resources);
     registry_free(&srv->templates);
     registry_free(&srv->prompts);
@@ -658,10 +659,16 @@ mcp_status mcp_server_add_tool_sized(mcp_server *srv, const mcp_tool_def *def, s
     if (t->output_doc && (st = compile_schema(t->output_doc, "outputSchema", &t->output_schema, err)))
         goto fail;
 
+    void *series = mcp__metrics_tool_reserve(srv); /* its metrics, allocated before it is callable */
+    if (!series) {
+        st = mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory (%s)", t->e.key);
+        goto fail;
+    }
     pthread_rwlock_wrlock(&srv->reg_lock);
     st = mcp__reg_add_locked(srv, &srv->tools, &t->e);
     if (!st && t->task_support != MCP_TASK_FORBIDDEN)
         srv->has_tasks = 1; /* from now on the tasks extension is declared */
+    mcp__metrics_tool_commit(srv, series, st ? NULL : t->e.key); /* before any call can find it */
     pthread_rwlock_unlock(&srv->reg_lock);
     if (st) {
         mcp__fail(err, st, 0, 0, st == MCP_ERR_EXISTS ? "a tool named %s is already registered" : "out of memory (%s)",

@@ -121,6 +121,7 @@ struct mcp_server {
     FILE *transcript;           /* or NULL */
 
     struct mcp__tasks *tasks;   /* the task store (task.c) */
+    struct mcp__metrics *metrics; /* counters for mcp_server_metrics_text (metrics.c) */
 };
 
 /* What a routed frame is to the request it belongs to. */
@@ -480,6 +481,47 @@ void mcp__m_tasks_cancel(mcp__req *r);
 int mcp__tasks_declared(const mcp_json *caps);
 /* Writes "extensions": {"io.modelcontextprotocol/tasks": {}} into a capabilities object. */
 void mcp__tasks_write_capability(mcp_jw *w);
+
+/* ---- metrics.c ---- */
+typedef struct mcp__metrics mcp__metrics;
+/* Gauges the transports and the call path move. */
+typedef enum mcp__gauge {
+    MCP__GAUGE_IN_FLIGHT = 0, /* tools/call requests registered and not yet freed */
+    MCP__GAUGE_SESSIONS,      /* open legacy HTTP sessions */
+    MCP__GAUGE_STREAMS,       /* open SSE responses */
+    MCP__GAUGE_N
+} mcp__gauge;
+/* Why the HTTP transport refused a request (mcp_http_refusals_total). */
+typedef enum mcp__refusal {
+    MCP__REFUSE_RATE_ADDRESS = 0,     /* 429: the per-address rate limit */
+    MCP__REFUSE_RATE_SUBJECT,         /* 429: the per-subject rate limit */
+    MCP__REFUSE_SESSIONS_ADDRESS,     /* 429: sessions per address */
+    MCP__REFUSE_SESSIONS_PRINCIPAL,   /* 429: sessions per principal */
+    MCP__REFUSE_REQUESTS_ADDRESS,     /* 429: requests in flight per address */
+    MCP__REFUSE_REQUESTS_PRINCIPAL,   /* 429: requests in flight per principal */
+    MCP__REFUSE_STREAMS_ADDRESS,      /* 429: open streams per address */
+    MCP__REFUSE_STREAMS_PRINCIPAL,    /* 429: open streams per principal */
+    MCP__REFUSE_SESSIONS,             /* 503: the server-wide session cap */
+    MCP__REFUSE_STREAMS,              /* 503: streams per session */
+    MCP__REFUSE_BUFFERS,              /* 503: the server's response buffers over their byte budget */
+    MCP__REFUSE_SHUTDOWN,             /* 503: shutting down */
+    MCP__REFUSE_N
+} mcp__refusal;
+mcp_status mcp__metrics_new(mcp_server *srv);
+void mcp__metrics_free(mcp_server *srv);
+/* A tool gets series of its own (up to a cap): its slot is allocated before
+ * the registration (NULL: out of memory), then committed with the name once
+ * registered, or with NULL to free it when the registration failed. */
+void *mcp__metrics_tool_reserve(mcp_server *srv);
+void mcp__metrics_tool_commit(mcp_server *srv, void *reserved, const char *name);
+/* 1 when calls are counted per tool (mcp_server_metrics_enable). */
+int mcp__metrics_on(const mcp_server *srv);
+/* Counts a tools/call that ended with `outcome` (mcp_call_outcome) after duration_us. */
+void mcp__metrics_call(mcp_server *srv, const char *tool, int outcome, uint64_t duration_us);
+void mcp__metrics_gauge(mcp_server *srv, mcp__gauge g, long delta);
+void mcp__metrics_refused(mcp_server *srv, mcp__refusal why);
+/* An authorization failure; `why` is an mcp_auth_error other than MCP_AUTH_OK. */
+void mcp__metrics_auth_failed(mcp_server *srv, int why);
 
 /* ---- call.c ---- */
 /* Takes `msg` (its document) whatever happens. Answers errors itself. */

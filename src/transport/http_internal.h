@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* Does an Accept value (comma-separated media ranges) allow `type`? NULL allows all. */
 int mcp__http_accepts(const char *value, const char *type);
@@ -31,5 +32,10 @@ int mcp__quota_take(mcp__quota *q, const char *key, unsigned limit);
 void mcp__quota_give(mcp__quota *q, const char *key);
 unsigned mcp__quota_count(mcp__quota *q, const char *key);
 size_t mcp__quota_entries(mcp__quota *q); /* keys held now */
+/* The address to bind for libmicrohttpd: an IPv4 or IPv6 literal, or
+ * "localhost" (IPv4 loopback); IPv6 adds MHD_USE_IPv6 to *flags.
+ * MCP_ERR_INVALID_ARG for anything else. */
+mcp_status mcp__http_bind_address(const char *host, unsigned port, struct sockaddr_storage *ss, unsigned *flags,
+                                  mcp_error *err);
 
 #endif /* MCP_HTTP_INTERNAL_H */

@@ -620,6 +620,7 @@ static enum MHD_Result reply_auth(mcp_http_server *hs, struct MHD_Connection *mc
                       : why == MCP_AUTH_UNAVAILABLE        ? MHD_HTTP_SERVICE_UNAVAILABLE
                                                            : MHD_HTTP_UNAUTHORIZED;
     const char *code = mcp_auth_error_code(why);
+    mcp__metrics_auth_failed(hs->srv, (int)why);
     mcp_buf ch;
     mcp_buf_init(&ch, 0);
     if (why != MCP_AUTH_UNAVAILABLE && mcp_auth_challenge(hs->auth, why, scope, NULL, &ch) != MCP_OK)
@@ -668,6 +669,7 @@ static int auth_checked(hreq *r, mcp_status st, mcp_auth_error why, const char *
         mcp__principal_key(r->principal, key, sizeof key);
         unsigned wait = mcp__ratelimit_take(hs->rl_subject, key, strlen(key), mcp__mono_ms());
         if (wait) {
+            mcp__metrics_refused(hs->srv, MCP__REFUSE_RATE_SUBJECT);
             *res = reply_too_many(mc, wait);
             return 0;
         }
@@ -1394,6 +1396,7 @@ static void session_unlink_locked(mcp_http_server *hs, session *s)
         if (*pp == s) {
             *pp = s->next;
             hs->nsessions--;
+            mcp__metrics_gauge(hs->srv, MCP__GAUGE_SESSIONS, -1);
             break;
         }
 }
@@ -1534,6 +1537,7 @@ static mcp_status session_create_with(hreq *r, session **out, mcp__route_fn rout
     s->next = hs->sessions;
     hs->sessions = s;
     hs->nsessions++;
+    mcp__metrics_gauge(hs->srv, MCP__GAUGE_SESSIONS, 1);
     pthread_mutex_unlock(&hs->mu);
     if (evicted) {
         mcp__server_diag(hs->srv, MCP_LOG_NOTICE,
@@ -1569,6 +1573,9 @@ static enum MHD_Result reply_session_refused(hreq *r, const mcp_rpc_id *id, mcp_
     if (st != MCP_ERR_LIMIT)
         return reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
                                "Internal error: cannot create a session");
+    mcp__metrics_refused(hs->srv, why == REFUSED_SERVER    ? MCP__REFUSE_SESSIONS
+                                  : why == REFUSED_ADDRESS ? MCP__REFUSE_SESSIONS_ADDRESS
+                                                           : MCP__REFUSE_SESSIONS_PRINCIPAL);
     if (why == REFUSED_SERVER)
         return reply_rpc_error(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_RPC_INTERNAL_ERROR,
                                "Server busy: too many sessions; retry later");
@@ -1822,6 +1829,7 @@ static void *ticker_main(void *arg)
             if (s->refs == 1 && now - s->last_used > hs->session_idle_ms) {
                 *sp = s->next;
                 hs->nsessions--;
+                mcp__metrics_gauge(hs->srv, MCP__GAUGE_SESSIONS, -1);
                 s->closed = 1;
                 s->next = expired;
                 expired = s;
@@ -1892,7 +1900,9 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void sse_reader_free(void *cls)
 {
-    hreq_unref(cls);
+    hreq *r = cls;
+    mcp__metrics_gauge(r->hs->srv, MCP__GAUGE_STREAMS, -1);
+    hreq_unref(r);
 }
 
 static void add_common_headers(hreq *r, struct MHD_Response *resp)
@@ -1925,6 +1935,7 @@ static enum MHD_Result respond(hreq *r)
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, r, sse_reader_free);
         if (resp) {
             r->refs++; /* the reader's */
+            mcp__metrics_gauge(r->hs->srv, MCP__GAUGE_STREAMS, 1);
             MHD_add_response_header(resp, "Content-Type", "text/event-stream");
             MHD_add_response_header(resp, "Cache-Control", "no-cache");
             MHD_add_response_header(resp, "X-Accel-Buffering", "no");
@@ -1932,6 +1943,7 @@ static enum MHD_Result respond(hreq *r)
     } else if (r->close_stream) {
         /* Shutting down before anything was decided: no answer will come. */
         resp = text_response("Service Unavailable: shutting down", 34, "text/plain");
+        mcp__metrics_refused(r->hs->srv, MCP__REFUSE_SHUTDOWN);
         status = MHD_HTTP_SERVICE_UNAVAILABLE;
     } else {
         /* Undecided: wait for the first frame (or the ticker). Suspending
@@ -2270,6 +2282,7 @@ static int over_budget(hreq *r, enum MHD_Result *res)
         mcp__server_diag(hs->srv, MCP_LOG_WARNING,
                          "http: response buffers hold %zu bytes, over the server's budget (%zu): new requests get 503",
                          held, hs->budget);
+    mcp__metrics_refused(hs->srv, MCP__REFUSE_BUFFERS);
     *res = reply_rpc_retry(r->mc, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, MCP_RPC_INTERNAL_ERROR,
                            "Server busy: over its budget for buffered responses; retry later", IN_FLIGHT_RETRY_S);
     return 1;
@@ -2307,6 +2320,10 @@ static enum MHD_Result reply_over_quota(hreq *r, const mcp_rpc_id *id, int kind,
     mcp_http_server *hs = r->hs;
     const char *what = kind == HOLD_STREAM ? "open streams" : "requests in flight";
     const char *per = by_principal ? "client principal" : "client address";
+    mcp__metrics_refused(hs->srv, kind == HOLD_STREAM ? (by_principal ? MCP__REFUSE_STREAMS_PRINCIPAL
+                                                                      : MCP__REFUSE_STREAMS_ADDRESS)
+                                                      : (by_principal ? MCP__REFUSE_REQUESTS_PRINCIPAL
+                                                                      : MCP__REFUSE_REQUESTS_ADDRESS));
     if (log_now(&hs->quota_logged))
         mcp__server_diag(hs->srv, MCP_LOG_WARNING, "http: %s quota: %s %s holds %u (the limit); refused with 429",
                          what, per, by_principal ? "(token subject)" : r->addr[0] ? r->addr : "(unknown)", limit);
@@ -2456,6 +2473,7 @@ static enum MHD_Result handle_get(hreq *r)
         stream *st = stream_new(s, NULL);
         if (!st) {
             pthread_mutex_unlock(&s->mu);
+            mcp__metrics_refused(r->hs->srv, MCP__REFUSE_STREAMS);
             return reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: too many streams");
         }
         st->attached = r;
@@ -2607,8 +2625,10 @@ static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc
     if (hs->rl_addr) {
         /* Before anything costs: a flood from one address is refused here. */
         unsigned wait = mcp__ratelimit_take(hs->rl_addr, r->addr, strlen(r->addr), mcp__mono_ms());
-        if (wait)
+        if (wait) {
+            mcp__metrics_refused(hs->srv, MCP__REFUSE_RATE_ADDRESS);
             return reply_too_many(mc, wait);
+        }
     }
     if (hs->auth && is_prm_path(hs, url))
         return serve_prm(r);
@@ -2705,8 +2725,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     pthread_mutex_lock(&hs->mu);
     int stopping = hs->stopping;
     pthread_mutex_unlock(&hs->mu);
-    if (stopping)
+    if (stopping) {
+        mcp__metrics_refused(hs->srv, MCP__REFUSE_SHUTDOWN);
         return reply_plain(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable: shutting down");
+    }
     enum MHD_Result res;
     if (over_budget(r, &res))
         return res;
@@ -3091,8 +3113,8 @@ static mcp_status setup_tls(mcp_http_server *hs, const mcp_http_opts *o, struct 
 
 /* The address to bind: an IPv4 or IPv6 literal, or "localhost" (IPv4
  * loopback); IPv6 adds MHD_USE_IPv6 to *flags. */
-static mcp_status bind_address(const char *host, unsigned port, struct sockaddr_storage *ss, unsigned *flags,
-                               mcp_error *err)
+mcp_status mcp__http_bind_address(const char *host, unsigned port, struct sockaddr_storage *ss, unsigned *flags,
+                                  mcp_error *err)
 {
     memset(ss, 0, sizeof *ss);
     struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
@@ -3134,7 +3156,7 @@ static mcp_status start_daemon(mcp_http_server *hs, const mcp_http_opts *o, cons
      */
     unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | (hs->tls ? MHD_USE_TLS : 0);
     struct sockaddr_storage ss;
-    if ((st = bind_address(host, o->port, &ss, &flags, err)))
+    if ((st = mcp__http_bind_address(host, o->port, &ss, &flags, err)))
         return st;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = o->threads ? o->threads : (unsigned)(cores > 0 ? cores : 1);
@@ -3244,6 +3266,7 @@ void mcp_http_server_stop(mcp_http_server *hs, unsigned grace_ms)
     pthread_cond_broadcast(&hs->cv);
     session *sessions = hs->sessions;
     hs->sessions = NULL;
+    mcp__metrics_gauge(hs->srv, MCP__GAUGE_SESSIONS, -(long)hs->nsessions);
     hs->nsessions = 0;
     for (session *s = sessions; s; s = s->next)
         s->closed = 1;

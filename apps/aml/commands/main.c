@@ -2,7 +2,7 @@
  * mcp-server-aml: the command line. Serving is the default; the
  * subcommands build and inspect case stores.
  *
- *   mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--transcript FILE] [--actor NAME] [--pool N]
+ *   mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--metrics [HOST:]PORT] [--transcript FILE] [--actor NAME] [--pool N]
  *   mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...
  *   mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,...] [--instances N]
  *                      [--lookalikes N] [--start DATE] [--format native|amlworld] (--out FILE | --db FILE)
@@ -38,7 +38,8 @@ static const char usage[] =
     "      serve MCP over stdio (without --db: an in-memory demo store); --pool N: connections to the\n"
     "      store lent to tool calls (default: the number of cores; one for the in-memory store); over\n"
     "      HTTP with OAuth when AUTH options are given (tools need aml.read, aml.assess or aml.sar;\n"
-    "      the audit log records the token's subject):\n" MCP_AUTH_ARGS_HELP
+    "      the audit log records the token's subject); --metrics [HOST:]PORT serves Prometheus metrics\n"
+    "      at GET /metrics there:\n" MCP_AUTH_ARGS_HELP
     "  mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...\n"
     "  mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,T03,...] [--instances N]\n"
     "                     [--lookalikes N] [--start YYYY-MM-DD] [--format native|amlworld]\n"
@@ -726,7 +727,7 @@ static int cmd_serve(int argc, char **argv)
         }
         const char *v;
         if (strcmp(a, "--db") && strcmp(a, "--http") && strcmp(a, "--transcript") && strcmp(a, "--actor") &&
-            strcmp(a, "--pool")) {
+            strcmp(a, "--pool") && strcmp(a, "--metrics")) {
             fprintf(stderr, "mcp-server-aml: unknown option or command %s\n", a);
             return die_usage(NULL);
         }
@@ -740,6 +741,8 @@ static int cmd_serve(int argc, char **argv)
             so.transcript = v;
         else if (strcmp(a, "--pool") == 0 && parse_int(v, 1, AML_POOL_MAX, &pool))
             return die_usage("--pool takes a number of connections, 1 to 256");
+        else if (strcmp(a, "--metrics") == 0)
+            so.metrics = v;
         else if (strcmp(a, "--actor") == 0)
             app.actor = v;
     }

@@ -977,6 +977,21 @@ void aml_server_opts(mcp_server_opts *so, aml_app *app)
     so->extensions = "{\"" MCP_EXT_UI "\":{}}"; /* MCP Apps: the case view (graph_tools.c) */
 }
 
+/* --metrics: the app's collector and the listener; says where on stderr. */
+static mcp_status start_metrics(mcp_server *srv, const char *spec, mcp_metrics_server **ms)
+{
+    mcp_error err;
+    mcp_status st = aml_metrics_register(srv);
+    if (st == MCP_OK && (st = mcp_metrics_server_start(ms, srv, spec, &err)) != MCP_OK)
+        fprintf(stderr, "mcp-server-aml: --metrics %s: %s\n", spec, err.message);
+    else if (st == MCP_OK)
+        fprintf(stderr, "mcp-server-aml: Prometheus metrics at GET /metrics on port %u (--metrics %s)\n",
+                mcp_metrics_server_port(*ms), spec);
+    else
+        fprintf(stderr, "mcp-server-aml: --metrics: %s\n", mcp_status_str(st));
+    return st;
+}
+
 int aml_serve(aml_app *app, const aml_serve_opts *o)
 {
     mcp_http_opts ho;
@@ -1001,6 +1016,11 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
         mcp_server_free(srv);
         return 1;
     }
+    mcp_metrics_server *ms = NULL;
+    if (o->metrics && start_metrics(srv, o->metrics, &ms) != MCP_OK) {
+        mcp_server_free(srv);
+        return 2;
+    }
     mcp_status st;
     mcp_auth *auth = NULL;
     if (o->auth) {
@@ -1021,6 +1041,7 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
     } else {
         st = mcp_stdio_serve(srv, NULL);
     }
+    mcp_metrics_server_stop(ms);
     mcp_server_free(srv);
     mcp_auth_free(auth);
     return st == MCP_OK ? 0 : 1;

@@ -56,8 +56,12 @@ mcp_status aml_screen_tools_register(mcp_server *srv, aml_app *app, mcp_error *e
 void aml_server_opts(mcp_server_opts *so, aml_app *app);
 
 /* How to serve. */
+/** Adds the app's own metrics (scan and import progress) to the server's scrapes (metrics.c). */
+mcp_status aml_metrics_register(mcp_server *srv);
+
 typedef struct aml_serve_opts {
     const char *http;        /* [HOST:]PORT, or NULL for stdio */
+    const char *metrics;     /* [HOST:]PORT of the Prometheus metrics listener, or NULL for none */
     const char *transcript;  /* JSON-lines transcript of every frame, or NULL */
     const mcp_auth_opts *auth; /* OAuth resource-server settings (HTTP only), or NULL */
 } aml_serve_opts;

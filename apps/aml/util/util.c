@@ -6,6 +6,8 @@
 #include <openssl/evp.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,6 +465,52 @@ static void progress_draw(aml_progress *p)
     fflush(stderr);
 }
 
+/* Per-label counters, filled in the order labels are first seen, never emptied. */
+#define PROGRESS_LABELS 16
+static struct {
+    _Atomic(const char *) label;
+    atomic_llong running;
+    atomic_ullong expected;
+    atomic_ullong done_total;
+    atomic_ullong finished_total;
+} g_progress[PROGRESS_LABELS];
+static pthread_mutex_t g_progress_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int progress_slot(const char *label)
+{
+    if (!label)
+        return -1;
+    for (int i = 0; i < PROGRESS_LABELS; i++) {
+        const char *l = atomic_load(&g_progress[i].label);
+        if (l && strcmp(l, label) == 0)
+            return i;
+    }
+    int slot = -1;
+    pthread_mutex_lock(&g_progress_mu);
+    for (int i = 0; i < PROGRESS_LABELS && slot < 0; i++) {
+        const char *l = atomic_load(&g_progress[i].label);
+        if (!l)
+            atomic_store(&g_progress[i].label, label);
+        if (!l || strcmp(l, label) == 0)
+            slot = i;
+    }
+    pthread_mutex_unlock(&g_progress_mu);
+    return slot;
+}
+
+int aml_progress_stats(int i, aml_progress_counts *out)
+{
+    const char *l = i >= 0 && i < PROGRESS_LABELS ? atomic_load(&g_progress[i].label) : NULL;
+    if (!l)
+        return 0;
+    out->label = l;
+    out->running = atomic_load_explicit(&g_progress[i].running, memory_order_relaxed);
+    out->expected = atomic_load_explicit(&g_progress[i].expected, memory_order_relaxed);
+    out->done_total = atomic_load_explicit(&g_progress[i].done_total, memory_order_relaxed);
+    out->finished_total = atomic_load_explicit(&g_progress[i].finished_total, memory_order_relaxed);
+    return 1;
+}
+
 void aml_progress_start(aml_progress *p, const char *label, uint64_t total)
 {
     memset(p, 0, sizeof *p);
@@ -470,10 +518,17 @@ void aml_progress_start(aml_progress *p, const char *label, uint64_t total)
     p->total = total;
     p->enabled = isatty(2);
     p->last_ms = aml_mono_ms();
+    p->slot = progress_slot(label);
+    if (p->slot >= 0) {
+        atomic_fetch_add_explicit(&g_progress[p->slot].running, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&g_progress[p->slot].expected, total, memory_order_relaxed);
+    }
 }
 
 void aml_progress_update(aml_progress *p, uint64_t done)
 {
+    if (p->slot >= 0 && done > p->done)
+        atomic_fetch_add_explicit(&g_progress[p->slot].done_total, done - p->done, memory_order_relaxed);
     p->done = done;
     if (!p->enabled)
         return;
@@ -486,6 +541,12 @@ void aml_progress_update(aml_progress *p, uint64_t done)
 
 void aml_progress_end(aml_progress *p)
 {
+    if (p->slot >= 0) {
+        atomic_fetch_sub_explicit(&g_progress[p->slot].expected, p->total, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&g_progress[p->slot].running, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&g_progress[p->slot].finished_total, 1, memory_order_relaxed);
+        p->slot = -1; /* ended once */
+    }
     if (!p->enabled)
         return;
     if (p->total)

@@ -121,17 +121,37 @@ int aml_rng_chance(aml_rng *r, double p);
 
 /* ---- progress bar (drawn on stderr only when it is a terminal) ----------- */
 
+/*
+ * Every aml_progress also moves process-wide counters per label (the scan's
+ * "scanning", the import's "importing"), whatever the terminal: jobs
+ * running, units expected and done, jobs finished. mcp-server-aml serves
+ * them as Prometheus metrics (tools/metrics.c, docs/aml.md "Metrics");
+ * aml_progress_stats() reads them. Updates are relaxed atomics.
+ */
 typedef struct aml_progress {
-    const char *label; /* what is being done */
+    const char *label; /* what is being done (a static string: it names the metrics) */
     uint64_t total;    /* expected units; 0 = unknown */
     uint64_t done;     /* units so far */
     int64_t last_ms;   /* last draw, monotonic ms */
     int enabled;       /* stderr is a TTY */
+    int slot;          /* its label's counters, -1 when the table is full */
 } aml_progress;
 
 void aml_progress_start(aml_progress *p, const char *label, uint64_t total);
 void aml_progress_update(aml_progress *p, uint64_t done);
 void aml_progress_end(aml_progress *p);
+
+/* The counters of one progress label. */
+typedef struct aml_progress_counts {
+    const char *label;       /* the label */
+    int64_t running;         /* jobs started and not ended */
+    uint64_t expected;       /* units the running jobs expect (those that know) */
+    uint64_t done_total;     /* units done, ever */
+    uint64_t finished_total; /* jobs ended, ever */
+} aml_progress_counts;
+
+/** The counters of the i-th label seen (0, 1, ...): 1 when there is one, 0 past the last. Thread-safe. */
+int aml_progress_stats(int i, aml_progress_counts *out);
 
 /* ---- CSV ---------------------------------------------------------------- */
 
