@@ -98,6 +98,9 @@ typedef struct mcp_auth_opts {
     size_t max_jwks_bytes;       /* largest JWKS document; 0 = 256 KiB */
     unsigned max_keys;           /* most keys kept from a JWKS; 0 = 32 */
     unsigned fetch_timeout_ms;   /* JWKS and introspection requests; 0 = 5000 */
+    int require_at_jwt;          /* nonzero: a JWT must declare typ "at+jwt" (RFC 9068 access-token
+                                    profile; also "application/at+jwt"), so an ID token or another
+                                    JWT the issuer signs is not taken for an access token */
 } mcp_auth_opts;
 
 /**

@@ -93,6 +93,7 @@ struct mcp_auth {
     size_t nhier;               /* how many */
     char *ca_file;              /* or NULL */
     unsigned algs;              /* MCP__ALG_* allowed */
+    int require_at_jwt;         /* JWTs must declare typ at+jwt */
     uint64_t min_interval_ms;   /* between JWKS fetches */
     uint64_t max_age_ms;        /* refresh fetched keys after this */
     int64_t leeway;             /* seconds */
@@ -629,6 +630,10 @@ static mcp_status verify_jwt(mcp_auth *a, const char *t, size_t len, mcp_princip
     if (!j)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     mcp_status st = mcp__jwt_parse(t, len, a->algs, j, err);
+    if (!st && a->require_at_jwt && !j->at_jwt) {
+        mcp__jwt_cleanup(j);
+        st = mcp__fail(err, MCP_ERR_AUTH, 0, 0, "the token's typ is not at+jwt (RFC 9068): not an access token");
+    }
     if (st) {
         mcp_free(j);
         v->why = st == MCP_ERR_AUTH ? MCP_AUTH_INVALID_TOKEN : MCP_AUTH_OK;
@@ -1285,6 +1290,7 @@ static mcp_auth *auth_alloc(const mcp_auth_opts *o, unsigned algs)
     atomic_init(&a->attempt_ms, 0);
     atomic_init(&a->res, NULL);
     a->algs = algs;
+    a->require_at_jwt = o->require_at_jwt;
     a->has_keys = o->jwks_file || o->jwks_url || o->jwks_json;
     a->min_interval_ms = (uint64_t)(o->jwks_min_interval_s ? o->jwks_min_interval_s : DEFAULT_MIN_INTERVAL_S) * 1000u;
     a->max_age_ms = (uint64_t)(o->jwks_max_age_s ? o->jwks_max_age_s : DEFAULT_MAX_AGE_S) * 1000u;

@@ -92,6 +92,7 @@ typedef struct mcp__jwt {
     size_t signing_len;         /* its length */
     unsigned char sig[MCP__JWT_MAX_SIG]; /* the decoded signature */
     size_t sig_len;             /* its length */
+    int at_jwt;                 /* the header's typ is at+jwt (RFC 9068) */
 } mcp__jwt;
 
 /*

@@ -357,6 +357,7 @@ mcp_status mcp__jwt_parse(const char *t, size_t len, unsigned algs, mcp__jwt *j,
     j->signing_input = t;
     j->signing_len = 0;
     j->sig_len = 0;
+    j->at_jwt = 0;
     const char *d1 = memchr(t, '.', len);
     const char *d2 = d1 ? memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - t)) : NULL;
     if (!d2 || memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - t)))
@@ -396,6 +397,7 @@ mcp_status mcp__jwt_parse(const char *t, size_t len, unsigned algs, mcp__jwt *j,
         if (!ts || !((tl == 3 && strncasecmp(ts, "JWT", 3) == 0) || (tl == 6 && strncasecmp(ts, "at+jwt", 6) == 0) ||
                      (tl == 18 && strncasecmp(ts, "application/at+jwt", 18) == 0)))
             return bad(j, err, "the token's typ is not JWT or at+jwt");
+        j->at_jwt = tl != 3;
     }
     const mcp_json *kid = mcp_json_get(h, "kid");
     if (kid) {

@@ -1066,10 +1066,47 @@ static void test_request_state_principal(void)
     mcp_server_free(srv);
 }
 
+/* With require_at_jwt, only a JWT typed at+jwt (RFC 9068) is an access token. */
+static void test_require_at_jwt(void)
+{
+    char *jwks = tas_jwks(as());
+    mcp_auth_opts o;
+    memset(&o, 0, sizeof o);
+    o.resource = RESOURCE;
+    o.issuers = tas_issuer(as());
+    o.jwks_json = jwks;
+    o.token_cache = -1;
+    o.require_at_jwt = 1;
+    mcp_auth *a = NULL;
+    T_OK(mcp_auth_new(&a, &o, NULL));
+    free(jwks);
+    char *c = tas_claims(as(), RESOURCE, "alice", "mcp:tools", 300, 0, NULL);
+    char header[200];
+    const char *typs[] = {"JWT", NULL, "at+jwt", "application/at+jwt"};
+    for (int i = 0; i < 4; i++) {
+        if (typs[i])
+            snprintf(header, sizeof header, "{\"alg\":\"ES256\",\"kid\":\"%s\",\"typ\":\"%s\"}",
+                     tas_kid(as(), TAS_ES256), typs[i]);
+        else
+            snprintf(header, sizeof header, "{\"alg\":\"ES256\",\"kid\":\"%s\"}", tas_kid(as(), TAS_ES256));
+        char *t = tas_sign_header(as(), TAS_ES256, header, c, 0);
+        if (i < 2) {
+            T_VERIFY_FAIL(a, t, MCP_AUTH_INVALID_TOKEN, "at+jwt");
+        } else {
+            mcp_principal *p;
+            T_VERIFY_OK(a, t, p);
+            mcp_principal_free(p);
+        }
+        free(t);
+    }
+    free(c);
+    mcp_auth_free(a);
+}
+
 TEST_MAIN(TEST(test_b64url), TEST(test_bearer_parse), TEST(test_scopes_normalize), TEST(test_jwks_parse_all_types),
           TEST(test_jwk_rejections), TEST(test_jwt_parse), TEST(test_verify_each_alg), TEST(test_verify_claims),
           TEST(test_verify_no_leeway), TEST(test_forgeries), TEST(test_check_header_and_required_scopes),
           TEST(test_scope_hierarchy), TEST(test_token_cache), TEST(test_verify_nomem), TEST(test_new_refusals),
           TEST(test_metadata_and_challenge), TEST(test_default_resource), TEST(test_parse_arg), TEST(test_ratelimit),
           TEST(test_conn_principal), TEST(test_principal_key),
-          TEST(test_request_state_principal))
+          TEST(test_request_state_principal), TEST(test_require_at_jwt))
