@@ -117,6 +117,10 @@ typedef struct mcp_http_opts {
     const char *health_path;     /* GET or HEAD here answers 200 "ok" (503 once stopping), without
                                     token, Host/Origin checks or rate limit, for load-balancer
                                     health checks (docs/http.md, "Health checks"); NULL = none */
+    const char *const *trusted_proxies;  /* NULL-terminated IP addresses of reverse proxies (e.g.
+                                            "127.0.0.1", "::1"): a request from one of them counts
+                                            as coming from the last X-Forwarded-For hop (the address
+                                            the proxy saw) for every per-address limit; NULL = none */
 } mcp_http_opts;
 
 /**

@@ -21,6 +21,14 @@ int mcp__http_header_value(const char *raw, char *out, size_t cap, size_t *out_l
 int mcp__http_header_matches(const char *h, size_t hl, const mcp_json *v);
 
 
+/*
+ * The last hop of an X-Forwarded-For value (the address the proxy that
+ * added it saw): an IPv4 or IPv6 address, optionally in brackets, nothing
+ * else (no port, no "unknown"), written in canonical form to out. 0 when
+ * the value is longer than 1024 bytes or its last hop is not an address.
+ */
+int mcp__http_forwarded_for(const char *value, char *out, size_t cap);
+
 /* Counters per key for quotas on what a client holds at once (http_quota.c;
  * thread-safe). */
 typedef struct mcp__quota mcp__quota;

@@ -270,6 +270,8 @@ struct mcp_http_server {
     mcp__ratelimit *rl_addr;      /* per client address, or NULL */
     mcp__ratelimit *rl_subject;   /* per token subject, or NULL */
     mcp__quota *quota;            /* requests in flight and open streams per address and principal */
+    struct proxy_addr *proxies;   /* trusted reverse proxies */
+    size_t nproxies;              /* how many */
     mcp__pool *auth_pool;         /* checks tokens that may wait on the network (introspection, a
                                      key fetch) off the network threads; NULL without auth */
     unsigned requests_per_address; /* quotas on them */
@@ -546,6 +548,127 @@ static void client_key(struct MHD_Connection *mc, char *out, size_t cap)
     }
 }
 
+/* A trusted proxy's address (mcp_http_opts.trusted_proxies). */
+struct proxy_addr {
+    int family;              /* AF_INET or AF_INET6 */
+    unsigned char a[16];     /* the address (4 bytes for AF_INET) */
+};
+
+#define XFF_MAX 1024u /* longest X-Forwarded-For value looked at */
+
+int mcp__http_forwarded_for(const char *value, char *out, size_t cap)
+{
+    if (!value)
+        return 0;
+    size_t n = strnlen(value, XFF_MAX + 1);
+    if (n > XFF_MAX)
+        return 0;
+    const char *hop = memrchr(value, ',', n);
+    hop = hop ? hop + 1 : value;
+    const char *end = value + n;
+    while (hop < end && (*hop == ' ' || *hop == '\t'))
+        hop++;
+    while (end > hop && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    if (end - hop >= 2 && *hop == '[' && end[-1] == ']') {
+        hop++;
+        end--;
+    }
+    char a[64];
+    size_t len = (size_t)(end - hop);
+    if (len == 0 || len >= sizeof a)
+        return 0;
+    memcpy(a, hop, len);
+    a[len] = '\0';
+    unsigned char bin[16];
+    if (inet_pton(AF_INET, a, bin) == 1)
+        return inet_ntop(AF_INET, bin, out, (socklen_t)cap) != NULL;
+    if (inet_pton(AF_INET6, a, bin) == 1)
+        return inet_ntop(AF_INET6, bin, out, (socklen_t)cap) != NULL;
+    return 0;
+}
+
+/* 1 when the peer of `mc` is a trusted proxy. */
+static int from_proxy(const mcp_http_server *hs, struct MHD_Connection *mc)
+{
+    if (!hs->nproxies)
+        return 0;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ci || !ci->client_addr)
+        return 0;
+    const struct sockaddr *sa = ci->client_addr;
+    unsigned char a[16];
+    int fam;
+    if (sa->sa_family == AF_INET) {
+        fam = AF_INET;
+        memcpy(a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        fam = IN6_IS_ADDR_V4MAPPED(a6) ? AF_INET : AF_INET6;
+        memcpy(a, fam == AF_INET ? a6->s6_addr + 12 : a6->s6_addr, fam == AF_INET ? 4 : 16);
+    } else {
+        return 0;
+    }
+    for (size_t i = 0; i < hs->nproxies; i++)
+        if (hs->proxies[i].family == fam && !memcmp(hs->proxies[i].a, a, fam == AF_INET ? 4 : 16))
+            return 1;
+    return 0;
+}
+
+static enum MHD_Result last_xff(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    if (key && value && !strcasecmp(key, "X-Forwarded-For"))
+        *(const char **)cls = value; /* the last one: the nearest proxy appended it */
+    return MHD_YES;
+}
+
+/* The request's client as per-address limits see it: the peer, or behind a
+ * trusted proxy the last X-Forwarded-For hop (the proxy's own address when
+ * that is missing or malformed). IPv6 by its /64, as client_key. */
+static void request_client(const mcp_http_server *hs, struct MHD_Connection *mc, char *out, size_t cap)
+{
+    client_key(mc, out, cap);
+    if (!from_proxy(hs, mc))
+        return;
+    const char *xff = NULL;
+    MHD_get_connection_values(mc, MHD_HEADER_KIND, last_xff, &xff);
+    char hop[64];
+    if (!mcp__http_forwarded_for(xff, hop, sizeof hop))
+        return;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET6, hop, &a6) == 1 && !IN6_IS_ADDR_V4MAPPED(&a6)) {
+        memset(a6.s6_addr + 8, 0, 8);
+        inet_ntop(AF_INET6, &a6, out, (socklen_t)cap);
+    } else {
+        snprintf(out, cap, "%s", hop);
+    }
+}
+
+/* Parses mcp_http_opts.trusted_proxies. */
+static mcp_status setup_proxies(mcp_http_server *hs, const char *const *list, mcp_error *err)
+{
+    size_t n = 0;
+    while (list && list[n])
+        n++;
+    if (!n)
+        return MCP_OK;
+    hs->proxies = mcp__calloc(n, sizeof *hs->proxies);
+    if (!hs->proxies)
+        return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        struct proxy_addr *p = &hs->proxies[i];
+        if (inet_pton(AF_INET, list[i], p->a) == 1)
+            p->family = AF_INET;
+        else if (inet_pton(AF_INET6, list[i], p->a) == 1)
+            p->family = AF_INET6;
+        else
+            return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "trusted proxy \"%.64s\" is not an IP address", list[i]);
+        hs->nproxies++;
+    }
+    return MCP_OK;
+}
+
 /* An OAuth-style JSON error body, with an optional challenge and Retry-After. */
 static enum MHD_Result reply_json_error(struct MHD_Connection *mc, unsigned status, const char *code,
                                         const char *desc, const char *www, unsigned retry_after)
@@ -626,7 +749,7 @@ static enum MHD_Result reply_auth(mcp_http_server *hs, struct MHD_Connection *mc
     if (why != MCP_AUTH_UNAVAILABLE && mcp_auth_challenge(hs->auth, why, scope, NULL, &ch) != MCP_OK)
         mcp_buf_cleanup(&ch);
     char addr[64];
-    client_key(mc, addr, sizeof addr);
+    request_client(hs, mc, addr, sizeof addr);
     mcp__server_diag(hs->srv, why == MCP_AUTH_NO_TOKEN ? MCP_LOG_DEBUG : why == MCP_AUTH_UNAVAILABLE ? MCP_LOG_WARNING
                                                                                                     : MCP_LOG_INFO,
                      "authorization: %u %s for %s: %s", status, code ? code : "(no token)", addr, desc);
@@ -2619,9 +2742,9 @@ static enum MHD_Result on_headers(mcp_http_server *hs, struct MHD_Connection *mc
     r->method = !strcmp(method, "POST") ? M_POST : !strcmp(method, "GET") ? M_GET
               : !strcmp(method, "DELETE") ? M_DELETE : !strcmp(method, "OPTIONS") ? M_OPTIONS : M_OTHER;
     *con_cls = r;
-    client_key(mc, r->addr, sizeof r->addr);
     if (hs->health_path && !strcmp(url, hs->health_path))
         return serve_health(hs, mc, method);
+    request_client(hs, mc, r->addr, sizeof r->addr);
     if (hs->rl_addr) {
         /* Before anything costs: a flood from one address is refused here. */
         unsigned wait = mcp__ratelimit_take(hs->rl_addr, r->addr, strlen(r->addr), mcp__mono_ms());
@@ -2902,6 +3025,7 @@ static void hs_free(mcp_http_server *hs)
     mcp__ratelimit_free(hs->rl_subject);
     mcp__quota_free(hs->quota);
     mcp__pool_free(hs->auth_pool);
+    mcp_free(hs->proxies);
     mcp_free(hs->tls_cert);
     if (hs->tls_key)
         OPENSSL_cleanse(hs->tls_key, strlen(hs->tls_key));
@@ -2962,6 +3086,9 @@ static mcp_status setup_auth(mcp_http_server *hs, const mcp_http_opts *o, mcp_er
         if (mcp__ratelimit_new(&hs->rl_subject, o->rate_per_subject, burst, 4096))
             return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");
     }
+    mcp_status pst = setup_proxies(hs, o->trusted_proxies, err);
+    if (pst)
+        return pst;
     hs->auth = o->auth;
     /* Token checks that may wait on the network run here, not on the network
      * threads: a few at once, a bounded queue (503 when full). */

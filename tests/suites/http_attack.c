@@ -21,7 +21,9 @@
  *   g. junk bearer tokens (127.0.0.70 and up) on a server that introspects
  *      tokens at an authorization server taking 2 s per answer: the good
  *      client (its token cached) keeps its p99, and the server stops within
- *      a grace.
+ *      a grace;
+ *   h. behind a trusted proxy (127.0.0.90) clients are counted by the last
+ *      X-Forwarded-For hop; from other peers the header is ignored.
  */
 #include <mcp/mcp.h>
 
@@ -708,6 +710,8 @@ static void attack_test(const char *name, void *(*attacker)(void *), int threads
     CHECK(g_peak_rss - rss0 < 64 * 1024, "%s: resident memory +%ld KiB, under 64 MiB", name, g_peak_rss - rss0);
 }
 
+static void log_cb(mcp_log_level level, const char *message, void *ud);
+
 /* ---- g. junk bearer tokens against a slow authorization server -------------------- */
 
 static int g_junk_503; /* junk requests refused at once with 503 (the token checks' queue is full) */
@@ -823,6 +827,80 @@ static void junk_token_test(void)
     tas_stop(as);
 }
 
+/* ---- h. behind a trusted proxy ---------------------------------------------------- */
+
+/* initialize from 127.0.0.`host` with the X-Forwarded-For headers `xff`
+ * ("" for none; each "X-Forwarded-For: ...\r\n"); the HTTP status. */
+static int initialize_xff(int host, const char *xff)
+{
+    char req[4096], resp[8192];
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: localhost:%u\r\nContent-Type: application/json\r\nAccept: application/json, "
+             "text/event-stream\r\n%sContent-Length: %zu\r\n\r\n%s",
+             g_port, xff, strlen(INIT), INIT);
+    return request(host, req, resp, sizeof resp, 5000);
+}
+
+/*
+ * With 127.0.0.90 as a trusted proxy and 2 sessions per address: clients
+ * behind it are told apart by the last X-Forwarded-For hop (the last
+ * header: the one the proxy appended); a hop that is no address counts
+ * as the proxy; from an untrusted peer the header is ignored.
+ */
+static void trusted_proxy_test(void)
+{
+    mcp_server_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = "http-proxy";
+    o.log = log_cb;
+    o.version = "1.0.0";
+    mcp_server *srv;
+    if (mcp_server_new(&srv, &o, NULL))
+        return;
+    const char *proxies[] = {"127.0.0.90", "::1", NULL};
+    mcp_http_opts ho;
+    memset(&ho, 0, sizeof ho);
+    ho.threads = 2;
+    ho.max_sessions_per_address = 2;
+    ho.trusted_proxies = proxies;
+    mcp_http_server *hs;
+    mcp_error err;
+    const char *bad[] = {"10.0.0.300", NULL};
+    ho.trusted_proxies = bad;
+    CHECK(mcp_http_server_start(&hs, srv, &ho, &err) == MCP_ERR_INVALID_ARG, "a trusted proxy must be an address");
+    ho.trusted_proxies = proxies;
+    if (mcp_http_server_start(&hs, srv, &ho, &err)) {
+        CHECK(0, "the server behind a proxy starts: %s", err.message);
+        mcp_server_free(srv);
+        return;
+    }
+    unsigned port0 = g_port;
+    g_port = mcp_http_server_port(hs);
+    const char *a = "X-Forwarded-For: 10.0.0.1\r\n";
+    int s1 = initialize_xff(90, a), s2 = initialize_xff(90, a), s3 = initialize_xff(90, a);
+    CHECK(s1 == 200 && s2 == 200 && s3 == 429, "one client behind the proxy has its own quota (%d %d %d)", s1, s2,
+          s3);
+    int other = initialize_xff(90, "X-Forwarded-For: 203.0.113.9, 10.0.0.2\r\n");
+    CHECK(other == 200, "another client behind the proxy is not held back (%d)", other);
+    int spoof = initialize_xff(90, "X-Forwarded-For: 10.0.0.7\r\nX-Forwarded-For: 10.0.0.1\r\n");
+    CHECK(spoof == 429, "the last header counts: what the client sent first is not its address (%d)", spoof);
+    int m1 = initialize_xff(90, "X-Forwarded-For: 10.0.0.3:8080\r\n");
+    int m2 = initialize_xff(90, "X-Forwarded-For: unknown\r\n");
+    int m3 = initialize_xff(90, "");
+    CHECK(m1 == 200 && m2 == 200 && m3 == 429, "a malformed or missing hop counts as the proxy itself (%d %d %d)", m1,
+          m2, m3);
+    int u1 = initialize_xff(91, "X-Forwarded-For: 10.0.0.4\r\n");
+    int u2 = initialize_xff(91, "X-Forwarded-For: 10.0.0.5\r\n");
+    int u3 = initialize_xff(91, "X-Forwarded-For: 10.0.0.6\r\n");
+    CHECK(u1 == 200 && u2 == 200 && u3 == 429, "from an untrusted peer X-Forwarded-For is ignored (%d %d %d)", u1, u2,
+          u3);
+    printf("trusted proxy: client 10.0.0.1 %d %d %d; 10.0.0.2 %d; spoofed %d; malformed %d %d %d; untrusted %d %d %d\n",
+           s1, s2, s3, other, spoof, m1, m2, m3, u1, u2, u3);
+    mcp_http_server_stop(hs, 0);
+    mcp_server_free(srv);
+    g_port = port0;
+}
+
 static void log_cb(mcp_log_level level, const char *message, void *ud)
 {
     (void)level;
@@ -912,6 +990,7 @@ int main(void)
     attack_test("slow body", slow_body_attacker, 1, g_p99_base);
     attack_test("request flood", flood_attacker, 2, g_p99_base);
     junk_token_test();
+    trusted_proxy_test();
     uint64_t t1 = now_us();
     mcp_http_server_stop(hs, 2000);
     printf("stop: %.2f s\n", (now_us() - t1) / 1e6);

@@ -34,12 +34,18 @@
 
 static const char usage[] =
     "usage:\n"
-    "  mcp-server-aml [--db FILE] [--http [HOST:]PORT [AUTH]] [--transcript FILE] [--actor NAME] [--pool N]\n"
+    "  mcp-server-aml [--db FILE] [--http [HOST:]PORT [AUTH] [LIMITS]] [--transcript FILE] [--actor NAME]\n"
+    "                 [--pool N] [--metrics [HOST:]PORT]\n"
     "      serve MCP over stdio (without --db: an in-memory demo store); --pool N: connections to the\n"
     "      store lent to tool calls (default: the number of cores; one for the in-memory store); over\n"
     "      HTTP with OAuth when AUTH options are given (tools need aml.read, aml.assess or aml.sar;\n"
     "      the audit log records the token's subject); --metrics [HOST:]PORT serves Prometheus metrics\n"
     "      at GET /metrics there:\n" MCP_AUTH_ARGS_HELP
+    "      LIMITS (HTTP; docs/http.md, \"Limits\"):\n"
+    "        --trust-proxy ADDR[,ADDR]  reverse proxies whose X-Forwarded-For names the client\n"
+    "        --max-queue-bytes N        unsent SSE bytes per request (default 1 MiB)\n"
+    "        --max-replay-bytes N       events kept per stream for Last-Event-ID (default 256 KiB)\n"
+    "        --max-buffer-bytes N       response bytes the whole server holds (default 32 MiB)\n"
     "  mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...\n"
     "  mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,T03,...] [--instances N]\n"
     "                     [--lookalikes N] [--start YYYY-MM-DD] [--format native|amlworld]\n"
@@ -77,6 +83,32 @@ static const char *optval(int argc, char **argv, int *i)
     }
     return argv[++*i];
 }
+
+/* An HTTP limit option: 0, or 1 after saying what is wrong. */
+static int http_limit(aml_serve_opts *so, const char *name, const char *v)
+{
+    if (!strcmp(name, "--trust-proxy")) {
+        so->trust_proxy = v;
+        return 0;
+    }
+    size_t *field = !strcmp(name, "--max-queue-bytes")    ? &so->max_queue_bytes
+                    : !strcmp(name, "--max-replay-bytes") ? &so->max_replay_bytes
+                    : !strcmp(name, "--max-buffer-bytes") ? &so->max_buffer_bytes
+                                                          : NULL;
+    char *end = NULL;
+    unsigned long long n = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+    if (!field) {
+        fprintf(stderr, "mcp-server-aml: unknown option %s\n", name);
+        return 1;
+    }
+    if (!end || *end || n == 0 || n > (1ull << 40)) {
+        fprintf(stderr, "mcp-server-aml: %s takes a byte count from 1 to 2^40\n", name);
+        return 1;
+    }
+    *field = (size_t)n;
+    return 0;
+}
+
 
 static int parse_int(const char *s, long lo, long hi, long *out)
 {
@@ -726,6 +758,11 @@ static int cmd_serve(int argc, char **argv)
             return die_usage(NULL);
         }
         const char *v;
+        if (!strncmp(a, "--max-", 6) || !strcmp(a, "--trust-proxy")) {
+            if (!(v = optval(argc, argv, &i)) || http_limit(&so, a, v))
+                return die_usage(NULL);
+            continue;
+        }
         if (strcmp(a, "--db") && strcmp(a, "--http") && strcmp(a, "--transcript") && strcmp(a, "--actor") &&
             strcmp(a, "--pool") && strcmp(a, "--metrics")) {
             fprintf(stderr, "mcp-server-aml: unknown option or command %s\n", a);
@@ -745,6 +782,10 @@ static int cmd_serve(int argc, char **argv)
             so.metrics = v;
         else if (strcmp(a, "--actor") == 0)
             app.actor = v;
+    }
+    if ((so.trust_proxy || so.max_queue_bytes || so.max_replay_bytes || so.max_buffer_bytes) && !so.http) {
+        fprintf(stderr, "mcp-server-aml: --trust-proxy and --max-*-bytes need --http\n");
+        return die_usage(NULL);
     }
     if (so.auth && !so.http) {
         fprintf(stderr, "mcp-server-aml: --auth-* options need --http (stdio has no tokens)\n");

@@ -1002,6 +1002,30 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
         return 2;
     }
     ho.health_path = "/healthz"; /* for load balancers (docs/deploy.md) */
+    ho.max_queue_bytes = o->max_queue_bytes;
+    ho.max_replay_bytes = o->max_replay_bytes;
+    ho.max_buffer_bytes = o->max_buffer_bytes;
+    /* --trust-proxy ADDR[,ADDR...]: the list mcp_http_opts wants (checked when the server starts). */
+    char proxy_buf[1024];
+    const char *proxies[17];
+    size_t np = 0;
+    if (o->trust_proxy) {
+        if (strlen(o->trust_proxy) >= sizeof proxy_buf) {
+            fprintf(stderr, "mcp-server-aml: --trust-proxy: the list is too long\n");
+            return 2;
+        }
+        snprintf(proxy_buf, sizeof proxy_buf, "%s", o->trust_proxy);
+        char *save = NULL;
+        for (char *t = strtok_r(proxy_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (np == 16) {
+                fprintf(stderr, "mcp-server-aml: --trust-proxy takes at most 16 addresses\n");
+                return 2;
+            }
+            proxies[np++] = t;
+        }
+        proxies[np] = NULL;
+        ho.trusted_proxies = proxies;
+    }
     mcp_server_opts so;
     aml_server_opts(&so, app);
     so.transcript_path = o->transcript;

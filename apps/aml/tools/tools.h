@@ -64,6 +64,10 @@ typedef struct aml_serve_opts {
     const char *metrics;     /* [HOST:]PORT of the Prometheus metrics listener, or NULL for none */
     const char *transcript;  /* JSON-lines transcript of every frame, or NULL */
     const mcp_auth_opts *auth; /* OAuth resource-server settings (HTTP only), or NULL */
+    const char *trust_proxy; /* comma-separated addresses of trusted reverse proxies, or NULL */
+    size_t max_queue_bytes;  /* mcp_http_opts byte budgets; 0 = the library's defaults */
+    size_t max_replay_bytes;
+    size_t max_buffer_bytes;
 } aml_serve_opts;
 
 /**
