@@ -73,7 +73,7 @@ tsan:
 	@sh scripts/deps.sh $(TEST_PKGS)
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
-	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile|auth_http|oauth_flow))'
+	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile|stdio_batch|http_budget|http_attack|auth_http|oauth_flow))'
 
 valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)
