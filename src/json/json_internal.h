@@ -123,6 +123,10 @@ static inline uint64_t mcp__str_special(uint64_t w)
  * the format). `popts` limits the parse of the frame. */
 void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
                           const mcp_json_parse_opts *popts);
+/* The same with "traceparent" (and "tracestate") after "dir" when
+ * traceparent is not NULL: the HTTP headers' trace context of the frame. */
+void mcp__transcript_line_trace(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
+                                const mcp_json_parse_opts *popts, const char *traceparent, const char *tracestate);
 
 /* Opens a transcript file for appending, creating it owner-only (0600: it
  * holds what users sent). NULL with errno set on failure. */

@@ -2,7 +2,8 @@
  * The transcript format shared by the server's and the client's
  * --transcript files: one JSON line per frame, {"time","dir","msg"} with the
  * frame embedded when it is JSON, "raw" as a string when it is not, and
- * "rawBase64" when it is not even UTF-8.
+ * "rawBase64" when it is not even UTF-8; a frame that came over HTTP with
+ * W3C trace context headers also has "traceparent" (and "tracestate").
  */
 #include "util/util.h"
 #include "json/json_internal.h"
@@ -30,6 +31,25 @@ FILE *mcp__transcript_open(const char *path)
 void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
                           const mcp_json_parse_opts *popts)
 {
+    mcp__transcript_line_trace(f, mu, dir, frame, len, popts, NULL, NULL);
+}
+
+/* The line's W3C trace context from the HTTP headers, when there is one. */
+static void put_trace(mcp_jw *w, const char *traceparent, const char *tracestate)
+{
+    if (!traceparent)
+        return;
+    mcp_jw_key(w, "traceparent");
+    mcp_jw_string(w, traceparent);
+    if (tracestate) {
+        mcp_jw_key(w, "tracestate");
+        mcp_jw_string(w, tracestate);
+    }
+}
+
+void mcp__transcript_line_trace(FILE *f, pthread_mutex_t *mu, const char *dir, const char *frame, size_t len,
+                                const mcp_json_parse_opts *popts, const char *traceparent, const char *tracestate)
+{
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
@@ -47,6 +67,7 @@ void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const c
     mcp_jw_string(&w, when);
     mcp_jw_key(&w, "dir");
     mcp_jw_string(&w, dir);
+    put_trace(&w, traceparent, tracestate);
     mcp_json_doc *doc = NULL;
     if (mcp_json_parse(&doc, frame, len, popts, NULL) == MCP_OK) {
         mcp_jw_key(&w, "msg");
@@ -64,6 +85,7 @@ void mcp__transcript_line(FILE *f, pthread_mutex_t *mu, const char *dir, const c
             mcp_jw_string(&w, when);
             mcp_jw_key(&w, "dir");
             mcp_jw_string(&w, dir);
+            put_trace(&w, traceparent, tracestate);
             mcp_jw_key(&w, "rawBase64");
             mcp_jw_base64(&w, frame, len);
         }

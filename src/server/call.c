@@ -38,7 +38,12 @@ static void bound_name(char *out, size_t n, const char *tool)
 /* ------------------------------------------------------------------------ */
 /* Answering                                                                 */
 
-/* The request's trace context from its _meta: *parent and *state NULL unless well-formed. */
+/*
+ * The request's trace context: from its _meta when that has a well-formed
+ * traceparent, else from the HTTP request's headers (mcp__trace_http_get;
+ * only on the thread that dispatches it). *parent and *state are NULL
+ * unless well-formed; a tracestate goes with its own traceparent only.
+ */
 static void trace_of(const mcp_json *meta, const char **parent, const char **state)
 {
     size_t n = 0, sn = 0;
@@ -46,6 +51,8 @@ static void trace_of(const mcp_json *meta, const char **parent, const char **sta
     const char *s = mcp_json_str(mcp_json_get(meta, "tracestate"), &sn);
     *parent = p && mcp__traceparent_valid(p, n) ? p : NULL;
     *state = *parent && s && mcp__tracestate_valid(s, sn) ? s : NULL;
+    if (!*parent)
+        mcp__trace_http_get(parent, state);
 }
 
 /* 1 when how a call ends is wanted: by on_call_end or by the metrics. */
@@ -57,11 +64,12 @@ static int reporting(const mcp_server *srv)
 /* Tells the metrics and mcp_server_opts.on_call_end how a call ended. */
 static void report(mcp_server *srv, int outcome, const mcp_rpc_id *id, const char *tool, const mcp_json *args,
                    const mcp_principal *principal, const char *version, int code, const char *why,
-                   uint64_t start_ns, uint64_t end_ns, const mcp_json *meta)
+                   uint64_t start_ns, const char *traceparent, const char *tracestate)
 {
     mcp_call_report r;
     memset(&r, 0, sizeof r);
-    trace_of(meta, &r.traceparent, &r.tracestate);
+    r.traceparent = traceparent;
+    r.tracestate = tracestate;
     r.outcome = outcome < 0 ? MCP_CALL_CANCELLED : (mcp_call_outcome)outcome;
     r.id = id;
     r.tool = tool ? tool : "";
@@ -70,8 +78,7 @@ static void report(mcp_server *srv, int outcome, const mcp_rpc_id *id, const cha
     r.protocol_version = version;
     r.rpc_code = code;
     r.message = r.outcome == MCP_CALL_OK || r.outcome == MCP_CALL_CANCELLED || !why || !why[0] ? NULL : why;
-    if (!end_ns)
-        end_ns = mcp__mono_ns();
+    uint64_t end_ns = mcp__mono_ns();
     r.duration_us = end_ns > start_ns && start_ns ? (end_ns - start_ns) / 1000u : 0;
     if (mcp__metrics_on(srv))
         mcp__metrics_call(srv, r.tool, (int)r.outcome, r.duration_us);
@@ -98,7 +105,7 @@ static int claim(mcp_call *call, int outcome, int code, const char *why)
     pthread_mutex_unlock(&c->mu);
     if (tell)
         report(c->srv, outcome, &call->msg.id, call->tool->e.key, call->args, call->principal, call->version, code,
-               why, call->start_ns, 0, call->meta);
+               why, call->start_ns, call->traceparent, call->tracestate);
     return 1;
 }
 
@@ -439,9 +446,10 @@ static void call_free_keep_conn(mcp_call *call)
         pthread_mutex_unlock(&call->conn->mu);
         if (!reported)
             report(srv, MCP_CALL_CANCELLED, &call->msg.id, call->tool->e.key, call->args, call->principal,
-                   call->version, 0, NULL, call->start_ns, 0, call->meta);
+                   call->version, 0, NULL, call->start_ns, call->traceparent, call->tracestate);
     }
     mcp_buf_cleanup(&call->content);
+    mcp_free(call->trace_copy);
     mcp_json_doc_free(call->structured);
     mcp__ask_cleanup(&call->ask);
     mcp_rpc_msg_cleanup(&call->msg);
@@ -472,8 +480,10 @@ static void report_refused(mcp_server *srv, const mcp_rpc_msg *m, const mcp_prin
     const mcp_json *args = mcp_json_get(m->params, "arguments");
     char asked[201];
     snprintf(asked, sizeof asked, "%.*s", n ? (int)(nlen > 200 ? 200 : nlen) : 0, n ? n : "");
+    const char *tp, *ts;
+    trace_of(mcp_json_get(m->params, "_meta"), &tp, &ts);
     report(srv, outcome, &m->id, asked, mcp_json_typeof(args) == MCP_JSON_OBJECT ? args : NULL, p, version, code, why,
-           start_ns, 0, mcp_json_get(m->params, "_meta"));
+           start_ns, tp, ts);
 }
 
 /* report_refused() for request r of a connection, which began at t0. */
@@ -558,6 +568,33 @@ static mcp__tool *callable_tool(mcp__req *r, uint64_t t0)
 }
 
 /*
+ * The call's trace context (trace_of): pointers into its own message, or a
+ * copy of the HTTP headers' (which live as long as the HTTP request only).
+ * Without memory for the copy the call goes on without it.
+ */
+static void call_trace(mcp_call *call)
+{
+    const char *p, *s;
+    trace_of(call->meta, &p, &s);
+    call->traceparent = call->tracestate = NULL;
+    if (!p || p == mcp_json_str(mcp_json_get(call->meta, "traceparent"), NULL)) {
+        call->traceparent = p;
+        call->tracestate = s;
+        return;
+    }
+    size_t pn = strlen(p), sn = s ? strlen(s) : 0;
+    call->trace_copy = mcp_malloc(pn + sn + 2);
+    if (!call->trace_copy)
+        return;
+    memcpy(call->trace_copy, p, pn + 1);
+    call->traceparent = call->trace_copy;
+    if (s) {
+        memcpy(call->trace_copy + pn + 1, s, sn + 1);
+        call->tracestate = call->trace_copy + pn + 1;
+    }
+}
+
+/*
  * Step 2: the call object, with what the request says about it (arguments,
  * _meta, progress token, time limit, answers to earlier questions). Takes
  * over the reference to `t`. NULL when the request was answered.
@@ -583,7 +620,7 @@ static mcp_call *call_new(mcp__req *r, mcp__tool *t, uint64_t t0)
     call->args = mcp_json_get(p, "arguments");
     call->meta = mcp_json_get(p, "_meta");
     call->progress_token = mcp_json_get(call->meta, "progressToken");
-    trace_of(call->meta, &call->traceparent, &call->tracestate);
+    call_trace(call);
     if (call->progress_token && mcp_json_typeof(call->progress_token) != MCP_JSON_STRING &&
         mcp_json_typeof(call->progress_token) != MCP_JSON_INT)
         call->progress_token = NULL;

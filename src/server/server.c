@@ -50,10 +50,29 @@ void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...
     fprintf(stderr, "%s: %s: %s\n", srv->name, mcp_log_level_name(level), msg);
 }
 
+/* The HTTP request's trace context on this thread (mcp__trace_http_set). */
+static _Thread_local const char *tl_traceparent, *tl_tracestate;
+
+void mcp__trace_http_set(const char *traceparent, const char *tracestate)
+{
+    int ok = traceparent && mcp__traceparent_valid(traceparent, strlen(traceparent));
+    tl_traceparent = ok ? traceparent : NULL;
+    tl_tracestate = ok && tracestate && mcp__tracestate_valid(tracestate, strlen(tracestate)) ? tracestate : NULL;
+}
+
+void mcp__trace_http_get(const char **traceparent, const char **tracestate)
+{
+    *traceparent = tl_traceparent;
+    *tracestate = tl_tracestate;
+}
+
 void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame, size_t len)
 {
-    if (srv->transcript)
-        mcp__transcript_line(srv->transcript, &srv->transcript_mu, dir, frame, len, &srv->popts);
+    if (!srv->transcript)
+        return;
+    int in = dir[0] == 'i';
+    mcp__transcript_line_trace(srv->transcript, &srv->transcript_mu, dir, frame, len, &srv->popts,
+                               in ? tl_traceparent : NULL, in ? tl_tracestate : NULL);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -226,8 +226,9 @@ struct mcp_call {
     const mcp_json *args;       /* params.arguments (NULL when absent) */
     const mcp_json *meta;       /* params._meta, or NULL */
     const mcp_json *progress_token; /* _meta.progressToken, or NULL */
-    const char *traceparent;    /* _meta.traceparent when well-formed (W3C), or NULL */
-    const char *tracestate;     /* _meta.tracestate when it and traceparent are, or NULL */
+    const char *traceparent;    /* _meta.traceparent when well-formed (W3C), else the HTTP header's, or NULL */
+    const char *tracestate;     /* the tracestate beside it when well-formed, or NULL */
+    char *trace_copy;           /* the HTTP headers' traceparent and tracestate (owned), or NULL */
     const char *version;        /* protocol version of this request (static) */
     int modern;                 /* 2026-07-28 request */
     int log_threshold;          /* modern: minimum level, or -1 for no logs */
@@ -269,6 +270,17 @@ void mcp__server_diag(mcp_server *srv, mcp_log_level level, const char *fmt, ...
 #endif
     ;
 void mcp__server_transcript(mcp_server *srv, const char *dir, const char *frame, size_t len);
+/*
+ * The W3C trace context of the HTTP request this thread is handling, for
+ * requests whose _meta has none (SEP-414 puts it in _meta; HTTP clients
+ * and proxies send the traceparent/tracestate headers). The HTTP transport
+ * sets it around the handling of a POST (borrowed: the header values must
+ * outlive it) and clears it with (NULL, NULL); values that are not
+ * well-formed are dropped here. "in" transcript lines written meanwhile
+ * carry it; calls copy it (call.c).
+ */
+void mcp__trace_http_set(const char *traceparent, const char *tracestate);
+void mcp__trace_http_get(const char **traceparent, const char **tracestate);
 /* The common start of mcp_server_add_tool/_resource/_prompt. `st` is the
  * status of copying the caller's definition (MCP__OPTS_IN) or
  * MCP_ERR_NOMEM; `present` says the server and the definition were given

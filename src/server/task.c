@@ -55,6 +55,8 @@ typedef struct mcp__task {
     pthread_mutex_t dispatch_mu; /* one frame at a time into `conn` */
     mcp_principal *principal;   /* its creator (a reference), or NULL */
     mcp_json_doc *params;       /* the tools/call params as received */
+    char traceparent[MCP__TRACEPARENT_MAX + 1]; /* the creating request's HTTP trace context when its _meta */
+    char tracestate[MCP__TRACESTATE_MAX + 1];   /* had none (put into every round's _meta), or "" */
     int modern;                 /* a 2026-07-28 request made it */
     int64_t round;              /* request id of the current round on `conn` */
     /* Under the store's mu: */
@@ -280,23 +282,47 @@ static mcp_status task_send(const char *frame, size_t len, void *user_data)
     return MCP_OK;
 }
 
+/* The HTTP headers' trace context of the creating request, when its _meta has no traceparent of its own. */
+static void task_trace(mcp__task *k, const mcp_json *meta)
+{
+    size_t n = 0;
+    const char *own = mcp_json_str(mcp_json_get(meta, "traceparent"), &n);
+    const char *tp, *ts;
+    mcp__trace_http_get(&tp, &ts);
+    if ((own && mcp__traceparent_valid(own, n)) || !tp)
+        return;
+    snprintf(k->traceparent, sizeof k->traceparent, "%s", tp);
+    snprintf(k->tracestate, sizeof k->tracestate, "%s", ts ? ts : "");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Running a round                                                           */
 
-/* Copies _meta, adding a progress token so that progress messages reach the task. */
-static void write_meta(mcp_jw *w, const mcp_json *meta)
+/* Copies _meta, adding a progress token so that progress messages reach the
+ * task, and the trace context the creating request had in its headers. */
+static void write_meta(mcp_jw *w, const mcp_json *meta, const mcp__task *k)
 {
     mcp_jw_object_begin(w);
     for (size_t i = 0; i < mcp_json_len(meta); i++) {
         size_t kl;
         const char *key = mcp_json_key_at(meta, i, &kl);
-        if (kl == 13 && memcmp(key, "progressToken", 13) == 0)
+        if ((kl == 13 && memcmp(key, "progressToken", 13) == 0) ||
+            (k->traceparent[0] && ((kl == 11 && memcmp(key, "traceparent", 11) == 0) ||
+                                   (kl == 10 && memcmp(key, "tracestate", 10) == 0))))
             continue;
         mcp_jw_keyn(w, key, kl);
         mcp_jw_value(w, mcp_json_value_at(meta, i));
     }
     mcp_jw_key(w, "progressToken");
     mcp_jw_string(w, PROGRESS_TOKEN);
+    if (k->traceparent[0]) {
+        mcp_jw_key(w, "traceparent");
+        mcp_jw_string(w, k->traceparent);
+    }
+    if (k->tracestate[0]) {
+        mcp_jw_key(w, "tracestate");
+        mcp_jw_string(w, k->tracestate);
+    }
     mcp_jw_object_end(w);
 }
 
@@ -328,13 +354,13 @@ static void run_round(mcp__task *k, const char *responses, size_t rlen, const mc
             continue;
         mcp_jw_keyn(&w, key, kl);
         if (is_meta)
-            write_meta(&w, mcp_json_value_at(p, i));
+            write_meta(&w, mcp_json_value_at(p, i), k);
         else
             mcp_jw_value(&w, mcp_json_value_at(p, i));
     }
     if (!mcp_json_get(p, "_meta")) {
         mcp_jw_key(&w, "_meta");
-        write_meta(&w, NULL);
+        write_meta(&w, NULL, k);
     }
     if (responses) {
         mcp_buf obj; /* the collected members, between braces */
@@ -358,9 +384,15 @@ static void run_round(mcp__task *k, const char *responses, size_t rlen, const mc
     if (!st)
         st = mcp_rpc_decode(&m, b.data, b.len, &k->srv->popts, NULL);
     if (!st) {
+        /* The round carries the task's own trace context in _meta, not that
+         * of the HTTP request (tasks/update) that happens to run it. */
+        const char *tp, *ts;
+        mcp__trace_http_get(&tp, &ts);
+        mcp__trace_http_set(NULL, NULL);
         pthread_mutex_lock(&k->dispatch_mu);
         mcp__conn_dispatch_as(k->conn, &m, k->principal);
         pthread_mutex_unlock(&k->dispatch_mu);
+        mcp__trace_http_set(tp, ts);
         mcp_rpc_msg_cleanup(&m);
     } else {
         pthread_mutex_lock(&k->srv->tasks->mu);
@@ -540,6 +572,7 @@ static mcp__task *task_new(mcp__req *r)
     k->status = ST_WORKING;
     k->created_ms = k->updated_ms = mcp__wall_ms();
     k->expires_ns = mcp__mono_ns() + (uint64_t)ttl_ms(srv) * 1000000ull;
+    task_trace(k, mcp_json_get(r->msg->params, "_meta"));
     /* The params outlive the request: a copy of their own. */
     mcp_buf b;
     mcp_buf_init(&b, 0);

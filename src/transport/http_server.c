@@ -2523,6 +2523,39 @@ static enum MHD_Result handle_post(hreq *r)
     return post_in_session(r, &m, s);
 }
 
+/* Counts the request's headers named h->name, keeping the first value. */
+typedef struct hcount {
+    const char *name; /* the header */
+    int n;            /* how many */
+    const char *v;    /* the first one's value */
+} hcount;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    hcount *h = cls;
+    if (key && strcasecmp(key, h->name) == 0 && h->n++ == 0)
+        h->v = value;
+    return MHD_YES;
+}
+
+/*
+ * Handles a POST with the W3C trace context of its headers in effect for
+ * requests whose _meta has none (mcp__trace_http_set checks the values;
+ * _meta wins). Two traceparent headers are no trace context, two
+ * tracestate headers no tracestate (W3C Trace Context, 3.2 and 3.3).
+ */
+static enum MHD_Result traced(hreq *r, enum MHD_Result (*handle)(hreq *r))
+{
+    hcount p = {"traceparent", 0, NULL}, st = {"tracestate", 0, NULL};
+    MHD_get_connection_values(r->mc, MHD_HEADER_KIND, count_header, &p);
+    MHD_get_connection_values(r->mc, MHD_HEADER_KIND, count_header, &st);
+    mcp__trace_http_set(p.n == 1 ? p.v : NULL, st.n == 1 ? st.v : NULL);
+    enum MHD_Result res = handle(r);
+    mcp__trace_http_set(NULL, NULL);
+    return res;
+}
+
 /* GET: the legacy standalone stream, or a resumption with Last-Event-ID. */
 static enum MHD_Result handle_get(hreq *r)
 {
@@ -2858,12 +2891,12 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mc, cons
     if (r->legacy_path == 1 && r->method == M_GET)
         return handle_sse_open(r);
     if (r->legacy_path == 2 && r->method == M_POST)
-        return handle_sse_message(r);
+        return traced(r, handle_sse_message);
     if (r->legacy_path)
         return reply_plain(mc, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed");
     switch (r->method) {
     case M_POST:
-        return handle_post(r);
+        return traced(r, handle_post);
     case M_GET:
         return handle_get(r);
     case M_DELETE:

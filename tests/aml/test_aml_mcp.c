@@ -5,7 +5,7 @@
  * content), unknown ids, no-match results, pagination, resources and the
  * sar_review prompt, byte-identical repeated assessments, hostile input in
  * every string argument (nothing changes, the server keeps serving), and
- * one audit entry per call with an intact chain.
+ * one audit entry per call with an intact chain, naming the call's trace.
  */
 #include "amltest.h"
 #include "tools/tools.h"
@@ -364,6 +364,26 @@ static void test_audit_every_call(void)
     close_session(&s);
 }
 
+/* A call's W3C traceparent ends its audit detail (hashed with the row); the chain stays intact. */
+static void test_audit_names_trace(void)
+{
+    session s;
+    T_EQ_INT(open_session(&s, MCP_PROTOCOL_2025_11_25), 0);
+    send_raw(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"listCases\","
+                 "\"arguments\":{},\"_meta\":{\"traceparent\":"
+                 "\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"}}}");
+    mcp_json_doc_free(await(&s, 7));
+    T_EQ_INT(count("SELECT count(*) FROM audit_log WHERE action = 'tool.listCases' AND detail LIKE "
+                   "'% traceparent=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'"),
+             1);
+    int64_t bad = 0;
+    aml_err err;
+    aml_store_lock(store);
+    T_EQ_INT(aml_audit_verify(store, NULL, &bad, &err), 0);
+    aml_store_unlock(store);
+    close_session(&s);
+}
+
 /* The server is shared by the tests: made once, after the counting allocator is in place. */
 int main(void)
 {
@@ -371,7 +391,7 @@ int main(void)
     static const t_case cases[] = {
         TEST(test_founding_pair_2025_11_25), TEST(test_founding_pair_2025_06_18), TEST(test_unknown_and_no_match),
         TEST(test_assess_case_and_sar),      TEST(test_list_cases_pagination),    TEST(test_resources_and_prompt),
-        TEST(test_hostile_input),            TEST(test_audit_every_call)};
+        TEST(test_hostile_input),            TEST(test_audit_every_call),         TEST(test_audit_names_trace)};
     mcp_set_allocator(&a);
     if (setup()) {
         printf("test_aml_mcp: 0 passed, 1 failed\n");

@@ -16,11 +16,13 @@
 #include "server/server_internal.h"
 #include "util/util.h"
 #include "testlib.h"
+#include "mcp/transport.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- a transport that keeps the frames ---------------------------------- */
 
@@ -155,11 +157,14 @@ static void quiet(mcp_log_level level, const char *message, void *ud)
 
 static atomic_int g_reports;
 static char g_report_trace[128]; /* traceparent of the last "traced" report */
+static char g_slow_trace[128];   /* traceparent of the last "slow" report */
 static void count_report(const mcp_call_report *r, void *ud)
 {
     (void)ud;
-    if (strcmp(r->tool, "slow") == 0)
+    if (strcmp(r->tool, "slow") == 0) {
         atomic_fetch_add(&g_reports, 1);
+        snprintf(g_slow_trace, sizeof g_slow_trace, "%s", r->traceparent ? r->traceparent : "none");
+    }
     if (strcmp(r->tool, "traced") == 0)
         snprintf(g_report_trace, sizeof g_report_trace, "%s", r->traceparent ? r->traceparent : "none");
 }
@@ -174,10 +179,13 @@ static mcp_status traced(mcp_call *call, const mcp_json *args, void *ud)
     return mcp_call_textf(call, "%s|%s", parent ? parent : "none", state ? state : "none");
 }
 
+static const char *g_transcript; /* transcript_path of the next server(), or NULL */
+
 static mcp_server *server(unsigned ttl_ms, unsigned max_tasks)
 {
     mcp_server_opts o;
     memset(&o, 0, sizeof o);
+    o.transcript_path = g_transcript;
     o.name = "tasks";
     o.workers = 4;
     o.log = quiet;
@@ -656,6 +664,7 @@ static void test_client_task_cancel(void)
 /* ---- trace context (W3C, SEP-414) ------------------------------------------ */
 
 #define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+#define TP2 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 /* The text a "traced" call answers when its _meta carries `meta` (JSON members). */
 static void traced_text(world *w, int id, const char *meta, char *out, size_t n)
@@ -728,7 +737,114 @@ static void test_trace_propagated_by_client(void)
     pair_close(&p);
 }
 
+/* The text of a "traced" call over HTTP with these extra request headers (and `meta_tp` in _meta, or NULL). */
+static void traced_over_http(const char *url, const char *const *headers, const char *meta_tp, char *out, size_t n)
+{
+    mcp_client_opts o;
+    memset(&o, 0, sizeof o);
+    o.protocol_version = "2026-07-28";
+    o.timeout_ms = 20000;
+    mcp_http_client_opts h;
+    memset(&h, 0, sizeof h);
+    h.url = url;
+    h.headers = headers;
+    mcp_client *c = NULL;
+    mcp_error err;
+    snprintf(out, n, "(no answer)");
+    if (mcp_client_connect_http(&c, &o, &h, &err) != MCP_OK)
+        return;
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.traceparent = meta_tp;
+    mcp_response *r = NULL;
+    if (mcp_client_call_tool(c, "traced", NULL, &ro, &r, &err) == MCP_OK) {
+        const mcp_json *content = mcp_json_get(mcp_response_result(r), "content");
+        snprintf(out, n, "%s", mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL));
+    }
+    mcp_response_free(r);
+    mcp_client_close(c);
+}
+
+/* Runs "slow" as a task over HTTP with these extra request headers, to its end. */
+static void task_over_http(const char *url, const char *const *headers)
+{
+    mcp_client_opts o;
+    memset(&o, 0, sizeof o);
+    o.protocol_version = "2026-07-28";
+    o.timeout_ms = 20000;
+    mcp_http_client_opts h;
+    memset(&h, 0, sizeof h);
+    h.url = url;
+    h.headers = headers;
+    mcp_client *c = NULL;
+    mcp_error err;
+    T_OK(mcp_client_connect_http(&c, &o, &h, &err));
+    mcp_request_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.as_task = 1;
+    mcp_response *r = NULL;
+    snprintf(g_slow_trace, sizeof g_slow_trace, "(not reported)");
+    T_OK(mcp_client_call_tool(c, "slow", "{\"ms\":20}", &ro, &r, &err));
+    mcp_response_free(r);
+    mcp_client_close(c);
+}
+
+/*
+ * Over HTTP the traceparent/tracestate headers are the trace context of a
+ * request whose _meta has none (_meta wins); malformed or repeated headers
+ * are dropped; the transcript's "in" line carries them; a task keeps its
+ * creating request's headers for its run.
+ */
+static void test_trace_from_http_headers(void)
+{
+    char path[] = "/tmp/libmcp-trace-XXXXXX";
+    int fd = mkstemp(path);
+    T_TRUE(fd >= 0);
+    close(fd);
+    g_transcript = path;
+    mcp_server *srv = server(0, 0);
+    g_transcript = NULL;
+    T_NOT_NULL(srv);
+    mcp_http_server *hs = NULL;
+    T_OK(mcp_http_server_start(&hs, srv, NULL, NULL));
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", mcp_http_server_port(hs));
+    static const char *const both[] = {"traceparent: " TP2, "tracestate: congo=t61rcWkgMzE", NULL};
+    static const char *const upper[] = {"traceparent: 00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",
+                                        NULL};
+    static const char *const twice[] = {"traceparent: " TP2, "traceparent: " TP, NULL};
+    static const char *const bad_state[] = {"traceparent: " TP2, "tracestate: Bad Key=1", NULL};
+    char text[400];
+    traced_over_http(url, both, NULL, text, sizeof text);
+    T_EQ_STR(text, TP2 "|congo=t61rcWkgMzE");
+    T_EQ_STR(g_report_trace, TP2);
+    traced_over_http(url, both, TP, text, sizeof text);
+    T_EQ_STR(text, TP "|none"); /* _meta wins, with its own (absent) tracestate */
+    traced_over_http(url, upper, NULL, text, sizeof text);
+    T_EQ_STR(text, "none|none");
+    traced_over_http(url, twice, NULL, text, sizeof text);
+    T_EQ_STR(text, "none|none");
+    traced_over_http(url, bad_state, NULL, text, sizeof text);
+    T_EQ_STR(text, TP2 "|none");
+    task_over_http(url, both);
+    T_EQ_STR(g_slow_trace, TP2);
+    mcp_http_server_stop(hs, 1000);
+    mcp_server_free(srv);
+    /* The transcript's "in" lines name the headers' context. */
+    FILE *f = fopen(path, "r");
+    T_NOT_NULL(f);
+    char line[4096];
+    int with = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "\"dir\":\"in\",\"traceparent\":\"" TP2 "\",\"tracestate\":\"congo=t61rcWkgMzE\""))
+            with++;
+    fclose(f);
+    unlink(path);
+    T_TRUE(with >= 2); /* the first call, and the one whose _meta won */
+}
+
 TEST_MAIN(TEST(test_bound_to_principal), TEST(test_bounded_per_principal), TEST(test_ttl_sweeps),
           TEST(test_cancel_reaches_handler), TEST(test_status_message_and_id), TEST(test_without_extension),
           TEST(test_legacy_session), TEST(test_client_polls_task), TEST(test_client_task_timeout),
-          TEST(test_client_task_cancel), TEST(test_trace_from_meta), TEST(test_trace_propagated_by_client))
+          TEST(test_client_task_cancel), TEST(test_trace_from_meta), TEST(test_trace_propagated_by_client),
+          TEST(test_trace_from_http_headers))

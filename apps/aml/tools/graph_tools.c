@@ -55,6 +55,8 @@ static mcp_status gctx_end(gctx *c, mcp_status st)
                          c->resp_sha[0] ? c->resp_sha : NULL,
                          st == MCP_OK ? c->outcome : "error",
                          c->detail[0] ? c->detail : NULL};
+    char dt[AML_AUDIT_DETAIL_MAX];
+    e.detail = aml_audit_detail(e.detail, mcp_call_trace(c->call, NULL), dt, sizeof dt);
     aml_err err;
     aml_app_write_lock(c->app, c->s);
     if (aml_audit_append(c->s, &e, &err))

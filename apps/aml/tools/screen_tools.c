@@ -93,6 +93,8 @@ static mcp_status sctx_end(sctx *c, mcp_status st)
     aml_audit_entry e = {actor(c), action, c->case_id[0] ? c->case_id : NULL, c->req_sha,
                          c->resp_sha[0] ? c->resp_sha : NULL, st == MCP_OK ? c->outcome : "error",
                          c->detail[0] ? c->detail : NULL};
+    char dt[AML_AUDIT_DETAIL_MAX];
+    e.detail = aml_audit_detail(e.detail, mcp_call_trace(c->call, NULL), dt, sizeof dt);
     aml_err err;
     sctx_write(c);
     if (aml_audit_append(c->db, &e, &err))

@@ -76,8 +76,9 @@ static mcp_status suppress_alert(mcp_call *call, const mcp_json *args, void *ud)
     int known = in.case_id && strlen(in.case_id) <= AML_CASE_ID_MAX && aml_case_load(s, in.case_id, &c, NULL) == 0;
     if (known)
         aml_case_free(&c);
+    char dt[AML_AUDIT_DETAIL_MAX];
     aml_audit_entry e = {actor, "tool.suppressAlert", known ? in.case_id : NULL, req, resp[0] ? resp : NULL,
-                         rc == 0 ? "ok" : "error", detail};
+                         rc == 0 ? "ok" : "error", aml_audit_detail(detail, mcp_call_trace(call, NULL), dt, sizeof dt)};
     if (aml_audit_append(s, &e, &err))
         mcp_call_log(call, MCP_LOG_ERROR, "aml", "audit log write failed: %s", err.msg);
     aml_app_write_unlock(app);

@@ -125,6 +125,14 @@ static mcp_status tool_error(ctx *c, const char *msg)
     return mcp_call_error(c->call, "%s", msg);
 }
 
+const char *aml_audit_detail(const char *detail, const char *traceparent, char *buf, size_t cap)
+{
+    if (!traceparent)
+        return detail;
+    snprintf(buf, cap, "%s%straceparent=%s", detail ? detail : "", detail && detail[0] ? " " : "", traceparent);
+    return buf;
+}
+
 /* Sends the result, audits the call and releases the store. */
 static mcp_status ctx_end(ctx *c, mcp_status st)
 {
@@ -151,7 +159,8 @@ static mcp_status ctx_end(ctx *c, mcp_status st)
     e.request_sha256 = c->req_sha;
     e.response_sha256 = resp[0] ? resp : NULL;
     e.outcome = outcome;
-    e.detail = c->detail[0] ? c->detail : NULL;
+    char dt[AML_AUDIT_DETAIL_MAX];
+    e.detail = aml_audit_detail(c->detail[0] ? c->detail : NULL, mcp_call_trace(c->call, NULL), dt, sizeof dt);
     aml_err err;
     ctx_write(c);
     if (aml_audit_append(c->s, &e, &err))
@@ -954,8 +963,9 @@ static void audit_refused(const mcp_call_report *r, void *ud)
         mcp_jw_value(&w, r->arguments);
     aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, digest);
     mcp_buf_cleanup(&b);
+    char dt[AML_AUDIT_DETAIL_MAX];
     aml_audit_entry e = {actor_of(app, r->principal ? mcp_principal_subject(r->principal) : NULL), action, NULL,
-                         digest, NULL, outcome, detail};
+                         digest, NULL, outcome, aml_audit_detail(detail, r->traceparent, dt, sizeof dt)};
     aml_store *s = aml_app_acquire(app);
     aml_app_write_lock(app, s);
     aml_err err;

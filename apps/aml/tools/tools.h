@@ -56,6 +56,16 @@ mcp_status aml_screen_tools_register(mcp_server *srv, aml_app *app, mcp_error *e
 void aml_server_opts(mcp_server_opts *so, aml_app *app);
 
 /* How to serve. */
+/*
+ * The audit detail of a call with its W3C trace context appended
+ * (" traceparent=00-<trace-id>-<parent-id>-<flags>", from _meta or the HTTP
+ * headers, see mcp_call_trace), so the hash chain covers it and an
+ * investigator can follow a trace to its audit row. Returns `detail` as it
+ * is without a traceparent, else `buf`.
+ */
+#define AML_AUDIT_DETAIL_MAX 480
+const char *aml_audit_detail(const char *detail, const char *traceparent, char *buf, size_t cap);
+
 /** Adds the app's own metrics (scan and import progress) to the server's scrapes (metrics.c). */
 mcp_status aml_metrics_register(mcp_server *srv);
 

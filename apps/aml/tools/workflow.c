@@ -108,7 +108,9 @@ static mcp_status wf_call(mcp_call *call, const mcp_json *args, aml_app *app, in
     int known = case_id[0] && strlen(case_id) <= AML_CASE_ID_MAX && aml_wf_load(s, case_id, &wf, NULL) == 0;
     char action[48];
     snprintf(action, sizeof action, "tool.%s", mcp_call_tool_name(call));
-    aml_audit_entry e = {actor, action, known ? case_id : NULL, req, resp[0] ? resp : NULL, outcome, detail};
+    char dt[AML_AUDIT_DETAIL_MAX];
+    aml_audit_entry e = {actor, action, known ? case_id : NULL, req, resp[0] ? resp : NULL, outcome,
+                         aml_audit_detail(detail, mcp_call_trace(call, NULL), dt, sizeof dt)};
     if (aml_audit_append(s, &e, &err))
         mcp_call_log(call, MCP_LOG_ERROR, "aml", "audit log write failed: %s", err.msg);
     aml_app_write_unlock(app);
