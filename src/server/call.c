@@ -731,6 +731,10 @@ void mcp__call_start(mcp__req *r)
             refused(r, t0, MCP_CALL_INPUT_REQUIRED, MCP_RPC_MISSING_CAPABILITY, "requires the tasks extension");
         else if (task == 3)
             refused(r, t0, MCP_CALL_BUSY, MCP_RPC_INTERNAL_ERROR, "the task could not be created");
+        else if (task == 4)
+            refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_METHOD_NOT_FOUND, "its task support refuses the call's form");
+        else if (task == 5)
+            refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "\"task\" must be an object");
         return;
     }
     mcp_call *call = call_new(r, t, t0);

@@ -278,6 +278,9 @@ static void write_capabilities(mcp_jw *w, mcp_server *srv, const char *version)
     mcp_jw_key(w, "logging");
     mcp_jw_object_begin(w);
     mcp_jw_object_end(w);
+    /* 2025-11-25 had tasks in the core, experimental: its own capability shape. */
+    if (tasks && version && strcmp(version, MCP_PROTOCOL_2025_11_25) == 0)
+        mcp__tasks_write_legacy_capability(w);
     /* Extensions: tasks (once a tool supports them), then those the server declares (opts.extensions). */
     const mcp_json *exts = mcp_json_doc_root(srv->extensions_doc);
     if (!tasks && mcp_json_len(exts) == 0) {
@@ -478,6 +481,8 @@ static const method g_methods[] = {
     {"subscriptions/listen", m_listen, ERA_MODERN},
     {"tasks/cancel", mcp__m_tasks_cancel, BOTH},
     {"tasks/get", mcp__m_tasks_get, BOTH},
+    {"tasks/list", mcp__m_tasks_list, BOTH},
+    {"tasks/result", mcp__m_tasks_result, BOTH},
     {"tasks/update", mcp__m_tasks_update, BOTH},
     {"tools/call", m_tools_call, BOTH},
     {"tools/list", m_tools_list, BOTH},

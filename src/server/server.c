@@ -898,6 +898,14 @@ static void write_tool(mcp_jw *w, const mcp__entry *e, const char *version, cons
         mcp_jw_key(w, "icons");
         mcp_jw_value(w, mcp_json_doc_root(t->icons_doc));
     }
+    if (t->task_support != MCP_TASK_FORBIDDEN && version && !strcmp(version, MCP_PROTOCOL_2025_11_25)) {
+        /* 2025-11-25 (tasks in the core, experimental): execution.taskSupport */
+        mcp_jw_key(w, "execution");
+        mcp_jw_object_begin(w);
+        mcp_jw_key(w, "taskSupport");
+        mcp_jw_string(w, t->task_support == MCP_TASK_REQUIRED ? "required" : "optional");
+        mcp_jw_object_end(w);
+    }
     if (v0618)
         mcp__write_meta(w, mcp_json_doc_root(t->meta_doc),
                         mcp__caps_declare(caps, t->extension) ? mcp_json_doc_root(t->ext_meta_doc) : NULL);

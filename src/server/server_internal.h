@@ -483,9 +483,15 @@ void mcp__tasks_free(mcp_server *srv);
  * A tools/call of tool `t` that the tasks extension decides: -32021 for a
  * required tool without the extension, or a task created and answered with
  * CreateTaskResult. 1 when the request was answered (r->msg taken over or
- * left to the caller to clean up), 0 when it runs as an ordinary call.
+ * left to the caller to clean up), 0 when it runs as an ordinary call;
+ * 2, 3, 4, 5 when refused (-32021, -32603, -32601, -32602).
  */
 int mcp__task_divert(mcp__req *r, mcp__tool *t);
+/* 2025-11-25 clients (the experimental core form): tasks/result waits for the end; tasks/list. */
+void mcp__m_tasks_result(mcp__req *r);
+void mcp__m_tasks_list(mcp__req *r);
+/* Writes the 2025-11-25 `tasks` server capability (tools/call, list, cancel). */
+void mcp__tasks_write_legacy_capability(mcp_jw *w);
 void mcp__m_tasks_get(mcp__req *r);
 void mcp__m_tasks_update(mcp__req *r);
 void mcp__m_tasks_cancel(mcp__req *r);

@@ -41,6 +41,7 @@
 #define ID_BYTES 16
 #define MAX_INPUT_KEYS 64 /* input requests of one round a task can hold */
 #define PROGRESS_TOKEN "io.modelcontextprotocol/tasks"
+#define MCP__RELATED_TASK "io.modelcontextprotocol/related-task"
 
 enum { ST_WORKING = 0, ST_INPUT, ST_COMPLETED, ST_FAILED, ST_CANCELLED };
 static const char *const g_status[] = {"working", "input_required", "completed", "failed", "cancelled"};
@@ -58,6 +59,9 @@ typedef struct mcp__task {
     char traceparent[MCP__TRACEPARENT_MAX + 1]; /* the creating request's HTTP trace context when its _meta */
     char tracestate[MCP__TRACESTATE_MAX + 1];   /* had none (put into every round's _meta), or "" */
     int modern;                 /* a 2026-07-28 request made it */
+    int legacy;                 /* the 2025-11-25 form made it (params.task): tasks/result, tasks/list */
+    unsigned ttl;               /* ms it is kept after its creation */
+    struct waiter *waiters;     /* 2025-11-25 tasks/result requests waiting for its end (the store's mu) */
     int64_t round;              /* request id of the current round on `conn` */
     /* Under the store's mu: */
     int status;                 /* ST_* */
@@ -71,10 +75,32 @@ typedef struct mcp__task {
     mcp_buf responses;          /* their answers: `"key":value,...` */
 } mcp__task;
 
+/* A 2025-11-25 tasks/result request waiting for its task to end. */
+typedef struct waiter {
+    struct waiter *next;        /* the task's list */
+    mcp_conn *conn;             /* the client's connection (a reference) */
+    mcp_rpc_msg msg;            /* the request (its id answers it) */
+} waiter;
+
 struct mcp__tasks {
     pthread_mutex_t mu;         /* guards the list and every task's status fields */
     mcp__task *head;            /* newest first */
 };
+
+static void answer_waiters(mcp__task *k, waiter *list);
+static int legacy_divert(mcp__req *r, mcp__tool *t);
+static void reply_created_legacy(mcp__req *r, mcp__task *k);
+
+/*
+ * A request in the 2025-11-25 form: from a client that negotiated
+ * 2025-11-25 (tasks were experimental core then) and did not declare the
+ * extension (a legacy client that did gets the extension's form).
+ */
+static int legacy_form(const mcp__req *r)
+{
+    return !r->modern && r->version && strcmp(r->version, MCP_PROTOCOL_2025_11_25) == 0 &&
+           !mcp__tasks_declared(r->caps);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Lifetime                                                                  */
@@ -89,6 +115,7 @@ static void task_release(mcp__task *k)
         mcp_conn_close(k->conn, 0);
         mcp_conn_free(k->conn);
     }
+    answer_waiters(k, k->waiters); /* expired or the server stops: they get an error */
     for (size_t i = 0; i < k->nanswered; i++)
         mcp_free(k->answered[i]);
     mcp_buf_cleanup(&k->responses);
@@ -268,6 +295,8 @@ static mcp_status task_send(const char *frame, size_t len, void *user_data)
         } else if (mcp_json_get(root, "error") || result) {
             const char *rt = mcp_json_str(mcp_json_get(result, "resultType"), NULL);
             k->status = !result ? ST_FAILED : rt && strcmp(rt, "input_required") == 0 ? ST_INPUT : ST_COMPLETED;
+            if (k->legacy && k->status == ST_COMPLETED && mcp_json_bool(mcp_json_get(result, "isError")))
+                k->status = ST_FAILED; /* 2025-11-25: a tool error fails the task */
             mcp_json_doc_free(k->answer);
             k->answer = doc;
             doc = NULL;
@@ -277,8 +306,12 @@ static mcp_status task_send(const char *frame, size_t len, void *user_data)
             k->updated_ms = mcp__wall_ms();
         }
     }
+    waiter *wake = k->status >= ST_COMPLETED ? k->waiters : NULL;
+    if (wake)
+        k->waiters = NULL;
     pthread_mutex_unlock(&s->mu);
     mcp_json_doc_free(doc);
+    answer_waiters(k, wake);
     return MCP_OK;
 }
 
@@ -460,11 +493,11 @@ static void write_task(mcp_jw *w, const mcp__task *k, int detailed)
     }
     write_time(w, "createdAt", k->created_ms);
     write_time(w, "lastUpdatedAt", k->updated_ms);
-    mcp_jw_key(w, "ttlMs");
-    mcp_jw_int(w, ttl_ms(k->srv));
-    mcp_jw_key(w, "pollIntervalMs");
+    mcp_jw_key(w, k->legacy ? "ttl" : "ttlMs");
+    mcp_jw_int(w, k->ttl);
+    mcp_jw_key(w, k->legacy ? "pollInterval" : "pollIntervalMs");
     mcp_jw_int(w, o->task_poll_ms ? o->task_poll_ms : DEFAULT_POLL_MS);
-    if (!detailed)
+    if (!detailed || k->legacy) /* 2025-11-25: the result comes from tasks/result */
         return;
     const mcp_json *root = mcp_json_doc_root(k->answer);
     if (k->status == ST_COMPLETED) {
@@ -528,6 +561,28 @@ void mcp__tasks_write_capability(mcp_jw *w)
     mcp_jw_object_end(w);
 }
 
+void mcp__tasks_write_legacy_capability(mcp_jw *w)
+{
+    mcp_jw_key(w, "tasks");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "list");
+    mcp_jw_object_begin(w);
+    mcp_jw_object_end(w);
+    mcp_jw_key(w, "cancel");
+    mcp_jw_object_begin(w);
+    mcp_jw_object_end(w);
+    mcp_jw_key(w, "requests");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "tools");
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "call");
+    mcp_jw_object_begin(w);
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+}
+
 /* -32021 naming the extension in data.requiredCapabilities. */
 static void reply_missing_extension(mcp__req *r, const char *message)
 {
@@ -571,7 +626,13 @@ static mcp__task *task_new(mcp__req *r)
     k->principal = mcp__principal_ref(r->principal);
     k->status = ST_WORKING;
     k->created_ms = k->updated_ms = mcp__wall_ms();
-    k->expires_ns = mcp__mono_ns() + (uint64_t)ttl_ms(srv) * 1000000ull;
+    k->ttl = ttl_ms(srv);
+    k->legacy = legacy_form(r);
+    const mcp_json *asked = mcp_json_get(mcp_json_get(r->msg->params, "task"), "ttl");
+    if (k->legacy && mcp_json_typeof(asked) == MCP_JSON_INT && mcp_json_int(asked) > 0 &&
+        mcp_json_int(asked) < (int64_t)k->ttl)
+        k->ttl = (unsigned)mcp_json_int(asked); /* a shorter life when asked; never a longer one */
+    k->expires_ns = mcp__mono_ns() + (uint64_t)k->ttl * 1000000ull;
     task_trace(k, mcp_json_get(r->msg->params, "_meta"));
     /* The params outlive the request: a copy of their own. */
     mcp_buf b;
@@ -597,16 +658,21 @@ static mcp__task *task_new(mcp__req *r)
 
 int mcp__task_divert(mcp__req *r, mcp__tool *t)
 {
-    if (t->task_support == MCP_TASK_FORBIDDEN || r->c->task_id[0])
+    if (r->c->task_id[0])
+        return 0; /* a task's own round */
+    int legacy = legacy_form(r) ? legacy_divert(r, t) : 0;
+    if (legacy >= 0 && legacy_form(r))
+        return legacy;
+    if (!legacy && t->task_support == MCP_TASK_FORBIDDEN)
         return 0;
-    if (!mcp__tasks_declared(r->caps)) {
+    if (!legacy && !mcp__tasks_declared(r->caps)) {
         if (t->task_support != MCP_TASK_REQUIRED)
             return 0;
         reply_missing_extension(r, "Missing required client capability: this tool runs as a task "
                                    "(extension io.modelcontextprotocol/tasks)");
         return 2;
     }
-    if ((t->flags & MCP_TOOL_TASK_AFTER_INPUT) && !mcp_json_get(r->msg->params, "inputResponses"))
+    if (!legacy && (t->flags & MCP_TOOL_TASK_AFTER_INPUT) && !mcp_json_get(r->msg->params, "inputResponses"))
         return 0; /* its input comes first, in ordinary rounds */
     mcp__task *k = task_new(r);
     mcp_status st = k ? store_add(r->c->srv, k) : MCP_ERR_NOMEM;
@@ -620,6 +686,11 @@ int mcp__task_divert(mcp__req *r, mcp__tool *t)
     /* The store holds it (tasks/get finds it) before anyone hears of it. */
     atomic_fetch_add(&k->refs, 1);
     run_round(k, NULL, 0, NULL);
+    if (legacy) {
+        reply_created_legacy(r, k);
+        task_release(k);
+        return 1;
+    }
     mcp__result_begin(r);
     pthread_mutex_lock(&k->srv->tasks->mu);
     write_task(&r->w, k, 0);
@@ -635,7 +706,7 @@ int mcp__task_divert(mcp__req *r, mcp__tool *t)
 /* The task a tasks/ request names, with a reference; NULL when answered. */
 static mcp__task *named_task(mcp__req *r)
 {
-    if (!mcp__tasks_declared(r->caps)) {
+    if (!legacy_form(r) && !mcp__tasks_declared(r->caps)) {
         reply_missing_extension(r, "Missing required client capability: tasks/ methods need the "
                                    "extension io.modelcontextprotocol/tasks");
         return NULL;
@@ -663,7 +734,10 @@ void mcp__m_tasks_get(mcp__req *r)
     pthread_mutex_lock(&k->srv->tasks->mu);
     write_task(&r->w, k, 1);
     pthread_mutex_unlock(&k->srv->tasks->mu);
-    result_end_as(r, "complete");
+    if (legacy_form(r))
+        mcp__result_end(r); /* 2025-11-25: the Task itself */
+    else
+        result_end_as(r, "complete");
     task_release(k);
 }
 
@@ -762,12 +836,21 @@ void mcp__m_tasks_cancel(mcp__req *r)
         return;
     pthread_mutex_lock(&k->srv->tasks->mu);
     int stop = k->status < ST_COMPLETED;
+    waiter *wake = NULL;
     if (stop) {
         k->status = ST_CANCELLED;
         k->updated_ms = mcp__wall_ms();
+        wake = k->waiters;
+        k->waiters = NULL;
     }
     int64_t round = k->round;
     pthread_mutex_unlock(&k->srv->tasks->mu);
+    answer_waiters(k, wake);
+    if (!stop && legacy_form(r)) { /* 2025-11-25: a finished task cannot be cancelled */
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: the task has already ended");
+        task_release(k);
+        return;
+    }
     if (stop) {
         /* The running round, cancelled as a client would cancel a request. */
         char frame[160];
@@ -783,8 +866,204 @@ void mcp__m_tasks_cancel(mcp__req *r)
         }
     }
     mcp__result_begin(r);
-    result_end_as(r, "complete");
+    if (legacy_form(r)) { /* 2025-11-25: the cancelled Task */
+        pthread_mutex_lock(&k->srv->tasks->mu);
+        write_task(&r->w, k, 0);
+        pthread_mutex_unlock(&k->srv->tasks->mu);
+        mcp__result_end(r);
+    } else {
+        result_end_as(r, "complete");
+    }
     task_release(k);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The 2025-11-25 form: params.task, tasks/result, tasks/list                */
+
+/*
+ * Writes what the underlying tools/call answered (tasks/result of a task
+ * that ended): its result with _meta io.modelcontextprotocol/related-task,
+ * or its JSON-RPC error; an error for a task cancelled or gone before it
+ * ended. Under the store's mu, or once nobody else holds `k`.
+ */
+static void write_final(mcp_jw *w, const mcp_rpc_id *id, const mcp__task *k, int gone)
+{
+    const mcp_json *root = mcp_json_doc_root(k->answer);
+    const mcp_json *res = mcp_json_get(root, "result"), *err = mcp_json_get(root, "error");
+    if (gone || k->status == ST_CANCELLED || (!res && !err)) {
+        mcp_rpc_write_error(w, id, MCP_RPC_INTERNAL_ERROR,
+                            k->status == ST_CANCELLED ? "Internal error: the task was cancelled"
+                                                      : "Internal error: the task ended before its result",
+                            NULL);
+        return;
+    }
+    if (!res) { /* the JSON-RPC error as it was */
+        mcp_jw_object_begin(w);
+        mcp_jw_key(w, "jsonrpc");
+        mcp_jw_string(w, "2.0");
+        mcp_jw_key(w, "id");
+        mcp_rpc_write_id(w, id);
+        mcp_jw_key(w, "error");
+        mcp_jw_value(w, err);
+        mcp_jw_object_end(w);
+        return;
+    }
+    mcp_rpc_begin_result(w, id);
+    mcp_jw_object_begin(w);
+    const mcp_json *meta = mcp_json_get(res, "_meta");
+    for (size_t i = 0; i < mcp_json_len(res); i++) {
+        size_t kl;
+        const char *key = mcp_json_key_at(res, i, &kl);
+        if (kl == 5 && memcmp(key, "_meta", 5) == 0)
+            continue;
+        mcp_jw_keyn(w, key, kl);
+        mcp_jw_value(w, mcp_json_value_at(res, i));
+    }
+    mcp_jw_key(w, "_meta");
+    mcp_jw_object_begin(w);
+    for (size_t i = 0; i < mcp_json_len(meta); i++) {
+        size_t kl;
+        const char *key = mcp_json_key_at(meta, i, &kl);
+        if (kl == sizeof MCP__RELATED_TASK - 1 && memcmp(key, MCP__RELATED_TASK, kl) == 0)
+            continue;
+        mcp_jw_keyn(w, key, kl);
+        mcp_jw_value(w, mcp_json_value_at(meta, i));
+    }
+    mcp_jw_key(w, MCP__RELATED_TASK);
+    mcp_jw_object_begin(w);
+    mcp_jw_key(w, "taskId");
+    mcp_jw_string(w, k->id);
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+    mcp_jw_object_end(w);
+    mcp_rpc_end(w);
+}
+
+/* Answers the tasks/result requests that waited for `k` to end, and frees them. */
+static void answer_waiters(mcp__task *k, waiter *list)
+{
+    int gone = atomic_load(&k->refs) == 0;
+    while (list) {
+        waiter *next = list->next;
+        mcp_buf b;
+        mcp_buf_init(&b, 0);
+        mcp_jw w;
+        mcp_jw_init(&w, &b);
+        write_final(&w, &list->msg.id, k, gone);
+        if (mcp_jw_finish(&w) == MCP_OK)
+            mcp__conn_send_to(list->conn, &b, &list->msg.id, 1);
+        mcp_buf_cleanup(&b);
+        mcp_rpc_msg_cleanup(&list->msg);
+        mcp__conn_release(list->conn);
+        mcp_free(list);
+        list = next;
+    }
+}
+
+/* -32601 for a tools/call the tool's task support refuses (2025-11-25, "Tool-Level Negotiation"). */
+static int legacy_refuse(mcp__req *r, const char *why)
+{
+    mcp__reply_error(r, MCP_RPC_METHOD_NOT_FOUND, why);
+    return 4;
+}
+
+/* How a 2025-11-25 tools/call goes: 0 an ordinary call, -1 a task, 4 or 5 refused (-32601, -32602). */
+static int legacy_divert(mcp__req *r, mcp__tool *t)
+{
+    const mcp_json *task = mcp_json_get(r->msg->params, "task");
+    if (!task && t->task_support == MCP_TASK_REQUIRED)
+        return legacy_refuse(r, "Method not found: this tool runs only as a task (params.task)");
+    if (!task)
+        return 0;
+    if (t->task_support == MCP_TASK_FORBIDDEN)
+        return legacy_refuse(r, "Method not found: this tool does not run as a task");
+    if (mcp_json_typeof(task) != MCP_JSON_OBJECT) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"task\" must be an object");
+        return 5;
+    }
+    return -1; /* make the task */
+}
+
+/* The CreateTaskResult of the 2025-11-25 form: {"task": Task}. */
+static void reply_created_legacy(mcp__req *r, mcp__task *k)
+{
+    mcp__result_begin(r);
+    mcp_jw_key(&r->w, "task");
+    mcp_jw_object_begin(&r->w);
+    pthread_mutex_lock(&k->srv->tasks->mu);
+    write_task(&r->w, k, 0);
+    pthread_mutex_unlock(&k->srv->tasks->mu);
+    mcp_jw_object_end(&r->w);
+    mcp_jw_object_end(&r->w);
+    mcp_rpc_end(&r->w);
+    mcp__send_reply(r);
+}
+
+void mcp__m_tasks_result(mcp__req *r)
+{
+    if (!legacy_form(r)) {
+        mcp__reply_error(r, MCP_RPC_METHOD_NOT_FOUND, "Method not found: tasks/result (a 2025-11-25 method)");
+        return;
+    }
+    mcp__task *k = named_task(r);
+    if (!k)
+        return;
+    waiter *wt = mcp__calloc(1, sizeof *wt);
+    pthread_mutex_lock(&k->srv->tasks->mu);
+    int ended = k->status >= ST_COMPLETED;
+    if (!ended && wt) {
+        /* Answered when the task ends (task_send, tasks/cancel, its release). */
+        wt->conn = r->c;
+        atomic_fetch_add(&r->c->refs, 1);
+        wt->msg = *r->msg;
+        memset(r->msg, 0, sizeof *r->msg);
+        wt->next = k->waiters;
+        k->waiters = wt;
+        wt = NULL;
+    } else if (ended) {
+        mcp_buf_init(&r->buf, 0);
+        mcp_jw_init(&r->w, &r->buf);
+        write_final(&r->w, &r->msg->id, k, 0);
+    }
+    pthread_mutex_unlock(&k->srv->tasks->mu);
+    if (ended)
+        mcp__send_reply(r);
+    else if (wt)
+        mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+    mcp_free(wt);
+    task_release(k);
+}
+
+void mcp__m_tasks_list(mcp__req *r)
+{
+    if (!legacy_form(r)) {
+        mcp__reply_error(r, MCP_RPC_METHOD_NOT_FOUND, "Method not found: tasks/list (a 2025-11-25 method)");
+        return;
+    }
+    if (mcp_json_get(r->msg->params, "cursor")) { /* every task fits one page: no cursor was ever given */
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown cursor");
+        return;
+    }
+    char owner[MCP__PRINCIPAL_KEY_SIZE];
+    mcp__principal_key(r->principal, owner, sizeof owner);
+    struct mcp__tasks *s = r->c->srv->tasks;
+    mcp__task *dead = NULL;
+    mcp__result_begin(r);
+    mcp_jw_key(&r->w, "tasks");
+    mcp_jw_array_begin(&r->w);
+    pthread_mutex_lock(&s->mu);
+    sweep_locked(s, mcp__mono_ns(), &dead);
+    for (mcp__task *k = s->head; k; k = k->next) {
+        if (strcmp(k->owner, owner) != 0)
+            continue;
+        mcp_jw_object_begin(&r->w);
+        write_task(&r->w, k, 0);
+        mcp_jw_object_end(&r->w);
+    }
+    pthread_mutex_unlock(&s->mu);
+    release_all(dead);
+    mcp_jw_array_end(&r->w);
+    mcp__result_end(r);
 }
 
 const char *mcp_call_task_id(const mcp_call *call)

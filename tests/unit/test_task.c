@@ -843,8 +843,141 @@ static void test_trace_from_http_headers(void)
     T_TRUE(with >= 2); /* the first call, and the one whose _meta won */
 }
 
+/* A 2025-11-25 request on the legacy connection of `w` and its answer. */
+static mcp_json_doc *legacy_req(world *w, int id, const char *method, const char *params)
+{
+    char req[1024];
+    snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{%s}}", id, method, params);
+    mcp_conn_recv(w->conn, req, strlen(req));
+    return answer(&w->f, id);
+}
+
+/* The frame answering request `id`, if one came already (no waiting). */
+static int answered_yet(frames *c, int id)
+{
+    char needle[40];
+    snprintf(needle, sizeof needle, "\"id\":%d,", id);
+    int hit = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n && !hit; i++)
+        hit = strstr(c->text[i], needle) != NULL;
+    pthread_mutex_unlock(&c->mu);
+    return hit;
+}
+
+/*
+ * The 2025-11-25 form, for clients that negotiated that version: the
+ * `tasks` capability and execution.taskSupport, params.task makes a task
+ * ({"task": Task} with ttl and pollInterval), tasks/get answers the Task,
+ * tasks/result waits for the end and answers the call's result with
+ * related-task, tasks/list, tasks/cancel (-32602 once ended), -32601 for
+ * a required tool without params.task and a forbidden one with it.
+ */
+static void test_legacy_2025_11_25_form(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                       "\"2025-11-25\",\"capabilities\":{\"tasks\":{}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+    mcp_conn_recv(w.conn, init, strlen(init));
+    mcp_json_doc *d = answer(&w.f, 1);
+    const mcp_json *caps = mcp_json_get(result_of(d), "capabilities");
+    T_NOT_NULL(mcp_json_get(mcp_json_get(mcp_json_get(mcp_json_get(caps, "tasks"), "requests"), "tools"), "call"));
+    T_NOT_NULL(mcp_json_get(mcp_json_get(caps, "tasks"), "list"));
+    mcp_json_doc_free(d);
+    d = legacy_req(&w, 2, "tools/list", "");
+    const mcp_json *tools = mcp_json_get(result_of(d), "tools");
+    int optional = 0, required = 0;
+    for (size_t i = 0; i < mcp_json_len(tools); i++) {
+        const mcp_json *t = mcp_json_at(tools, i);
+        const char *ts = mcp_json_str(mcp_json_get(mcp_json_get(t, "execution"), "taskSupport"), NULL);
+        optional += mcp_json_str_eq(mcp_json_get(t, "name"), "slow") && ts && !strcmp(ts, "optional");
+        required += mcp_json_str_eq(mcp_json_get(t, "name"), "needs_task") && ts && !strcmp(ts, "required");
+    }
+    T_EQ_INT(optional, 1);
+    T_EQ_INT(required, 1);
+    mcp_json_doc_free(d);
+    /* A task: CreateTaskResult of that era, then tasks/result waits for the end. */
+    d = legacy_req(&w, 3, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":300},\"task\":{\"ttl\":60000}");
+    const mcp_json *task = mcp_json_get(result_of(d), "task");
+    char id[64];
+    snprintf(id, sizeof id, "%s", mcp_json_str(mcp_json_get(task, "taskId"), NULL) ? mcp_json_str(mcp_json_get(task, "taskId"), NULL) : "");
+    T_TRUE(id[0] != '\0');
+    T_EQ_STR(mcp_json_str(mcp_json_get(task, "status"), NULL), "working");
+    T_EQ_INT(mcp_json_int(mcp_json_get(task, "ttl")), 60000);
+    T_NOT_NULL(mcp_json_get(task, "pollInterval"));
+    T_NULL(mcp_json_get(result_of(d), "content"));
+    mcp_json_doc_free(d);
+    char p[200];
+    snprintf(p, sizeof p, "\"taskId\":\"%s\"", id);
+    char req[400];
+    snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tasks/result\",\"params\":{%s}}", p);
+    mcp_conn_recv(w.conn, req, strlen(req));
+    T_FALSE(answered_yet(&w.f, 4)); /* still working: it waits */
+    d = legacy_req(&w, 5, "tasks/list", "");
+    const mcp_json *listed = mcp_json_get(result_of(d), "tasks");
+    T_EQ_INT((long long)mcp_json_len(listed), 1);
+    T_EQ_STR(mcp_json_str(mcp_json_get(mcp_json_at(listed, 0), "taskId"), NULL), id);
+    mcp_json_doc_free(d);
+    d = answer(&w.f, 4);
+    T_NOT_NULL(d);
+    const mcp_json *content = mcp_json_get(result_of(d), "content");
+    T_EQ_STR(mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL), "done in task yes");
+    T_EQ_STR(mcp_json_str(mcp_json_get(mcp_json_get(mcp_json_get(result_of(d), "_meta"),
+                                                    "io.modelcontextprotocol/related-task"), "taskId"), NULL), id);
+    mcp_json_doc_free(d);
+    d = legacy_req(&w, 6, "tasks/get", p);
+    T_EQ_STR(mcp_json_str(mcp_json_get(result_of(d), "status"), NULL), "completed");
+    T_NULL(mcp_json_get(result_of(d), "result")); /* the result comes from tasks/result only */
+    T_NULL(mcp_json_get(result_of(d), "resultType"));
+    mcp_json_doc_free(d);
+    d = legacy_req(&w, 7, "tasks/result", p); /* ended: at once */
+    T_NOT_NULL(mcp_json_get(result_of(d), "content"));
+    mcp_json_doc_free(d);
+    d = legacy_req(&w, 8, "tasks/cancel", p);
+    T_EQ_INT(error_code(d), -32602);
+    mcp_json_doc_free(d);
+    /* Cancelling a running one answers the cancelled Task, and a waiting tasks/result. */
+    d = legacy_req(&w, 9, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":5000},\"task\":{}");
+    snprintf(p, sizeof p, "\"taskId\":\"%s\"", mcp_json_str(mcp_json_get(mcp_json_get(result_of(d), "task"), "taskId"), NULL));
+    mcp_json_doc_free(d);
+    snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tasks/result\",\"params\":{%s}}", p);
+    mcp_conn_recv(w.conn, req, strlen(req));
+    d = legacy_req(&w, 11, "tasks/cancel", p);
+    T_EQ_STR(mcp_json_str(mcp_json_get(result_of(d), "status"), NULL), "cancelled");
+    mcp_json_doc_free(d);
+    d = answer(&w.f, 10);
+    T_EQ_INT(error_code(d), -32603);
+    mcp_json_doc_free(d);
+    /* Tool-level negotiation. */
+    d = legacy_req(&w, 12, "tools/call", "\"name\":\"needs_task\",\"arguments\":{\"ms\":1}");
+    T_EQ_INT(error_code(d), -32601);
+    mcp_json_doc_free(d);
+    d = legacy_req(&w, 13, "tools/call", "\"name\":\"traced\",\"task\":{}");
+    T_EQ_INT(error_code(d), -32601);
+    mcp_json_doc_free(d);
+    d = legacy_req(&w, 14, "tasks/result", "\"taskId\":\"nope\"");
+    T_EQ_INT(error_code(d), -32602);
+    mcp_json_doc_free(d);
+    world_close(&w);
+}
+
+/* tasks/result and tasks/list are not methods of the extension (2026-07-28): -32601. */
+static void test_removed_methods_modern(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    mcp_json_doc *d = request(w.conn, &w.f, NULL, 2, "tasks/result", "\"taskId\":\"x\"", 1);
+    T_EQ_INT(error_code(d), -32601);
+    mcp_json_doc_free(d);
+    d = request(w.conn, &w.f, NULL, 3, "tasks/list", "", 1);
+    T_EQ_INT(error_code(d), -32601);
+    mcp_json_doc_free(d);
+    world_close(&w);
+}
+
 TEST_MAIN(TEST(test_bound_to_principal), TEST(test_bounded_per_principal), TEST(test_ttl_sweeps),
           TEST(test_cancel_reaches_handler), TEST(test_status_message_and_id), TEST(test_without_extension),
           TEST(test_legacy_session), TEST(test_client_polls_task), TEST(test_client_task_timeout),
           TEST(test_client_task_cancel), TEST(test_trace_from_meta), TEST(test_trace_propagated_by_client),
-          TEST(test_trace_from_http_headers))
+          TEST(test_trace_from_http_headers), TEST(test_legacy_2025_11_25_form), TEST(test_removed_methods_modern))
