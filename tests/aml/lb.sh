@@ -18,7 +18,9 @@
 #   - no read-only call (listCases) was lost: each has a result;
 #   - a call that failed is a writing one (assessTypology), and says it was
 #     not sent again because it may have run;
-#   - every call with a result has exactly one audit row, no call has two,
+#   - every call with a result has exactly one audit row, no call has two
+#     (but a read-only call the victim ran before the kill and another
+#     server ran again when the client sent it again),
 #     and every audit row of a tool belongs to a call made here;
 #   - `audit verify` passes.
 # usage: lb.sh SOURCE_DIR MCP_SERVER_AML AML_LB_CLIENT WORK_DIR
@@ -182,10 +184,17 @@ retried=$(grep -c 'sent again in' "$work/client.log")
 lost_rw=$(awk '$5 == "fail"' "$calls" | wc -l)
 echo "lost in flight at the kill: $retried read-only calls sent again, $lost_rw writing calls failed"
 check "the kill caught calls in flight ($retried retried, $lost_rw failed)" [ $((retried + lost_rw)) -ge 1 ]
-ok_not_once=$(awk '$4 != "fail" && $5 != 1' "$work/joined.txt" | wc -l)
+# A read-only call the victim ran before it was frozen, whose answer it
+# never sent, ran twice: there and, sent again, on another server. That is
+# the retry rule at work (harmless for a read-only tool), so it may have two
+# rows, one of them the victim's; any other call has exactly one.
+rerun='$3 == "listCases" && $5 == 2 && $6 ~ /(^|,)srv2(,|$)/ && $6 ~ /(^|,)srv[13](,|$)/'
+reran=$(awk "$rerun" "$work/joined.txt" | wc -l)
+echo "read-only calls the victim ran before the kill and another server ran again: $reran"
+ok_not_once=$(awk "\$4 != \"fail\" && \$5 != 1 && !($rerun)" "$work/joined.txt" | wc -l)
 check "every call with a result has exactly one audit row ($ok_not_once do not)" [ "$ok_not_once" -eq 0 ]
-twice=$(awk '$5 > 1' "$work/joined.txt" | wc -l)
-check "no call ran twice ($twice did)" [ "$twice" -eq 0 ]
+twice=$(awk "\$5 > 1 && !($rerun)" "$work/joined.txt" | wc -l)
+check "no call ran twice but a read-only one sent again after the victim ran it ($twice did)" [ "$twice" -eq 0 ]
 strays=$(awk 'NR == FNR { if ($0 !~ /^#/) mine[$4] = 1; next } !($1 in mine)' "$calls" "$work/audit.txt" | wc -l)
 check "every audited tool call is one of the client's ($strays are not)" [ "$strays" -eq 0 ]
 ran_failed=$(awk '$4 == "fail" && $5 == 1' "$work/joined.txt" | wc -l)
