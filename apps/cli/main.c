@@ -61,6 +61,8 @@ static const char usage_options[] =
     "                            2025-06-18, 2025-11-25 or 2026-07-28 (default:\n"
     "                            probe 2026-07-28, fall back to initialize)\n"
     "  --timeout MS              time limit per request and for the handshake\n"
+    "  --discover-timeout MS     how long a silent server/discover probe is waited for before\n"
+    "                            falling back to initialize (default 5000; a slow-starting server)\n"
     "                            (defaults: 60000 per request, 30000 handshake)\n"
     "  --header 'NAME: VALUE'    extra HTTP request header (repeatable; --url only)\n"
     "  --token TOKEN             HTTP bearer token (--url only; never printed)\n"
@@ -110,6 +112,7 @@ typedef struct cli {
     const char *url;                     /* --url, or NULL for stdio */
     const char *protocol;                /* --protocol, or NULL (dual-era) */
     unsigned timeout_ms;                 /* --timeout, 0 = the library's defaults */
+    unsigned discover_timeout_ms;        /* --discover-timeout, 0 = the library's 5 s */
     const char **headers;                /* --header values, NULL-terminated */
     size_t nheaders;                     /* how many */
     const char *token;                   /* --token */
@@ -392,6 +395,7 @@ typedef enum opt_id {
     OPT_URL,
     OPT_PROTOCOL,
     OPT_TIMEOUT,
+    OPT_DISCOVER_TIMEOUT,
     OPT_HEADER,
     OPT_TOKEN,
     OPT_OAUTH,
@@ -420,6 +424,7 @@ static const option g_options[] = {
     {"--url", OPT_URL, 1},
     {"--protocol", OPT_PROTOCOL, 1},
     {"--timeout", OPT_TIMEOUT, 1},
+    {"--discover-timeout", OPT_DISCOVER_TIMEOUT, 1},
     {"--header", OPT_HEADER, 1},
     {"--token", OPT_TOKEN, 1},
     {"--oauth", OPT_OAUTH, 0},
@@ -488,6 +493,10 @@ static int apply_option(cli *c, const option *o, const char *value)
     case OPT_TIMEOUT:
         if (parse_timeout(value, &c->timeout_ms))
             return usage_error("--timeout wants milliseconds (1 to 86400000), not \"%s\"", value);
+        break;
+    case OPT_DISCOVER_TIMEOUT:
+        if (parse_timeout(value, &c->discover_timeout_ms))
+            return usage_error("--discover-timeout wants milliseconds (1 to 86400000), not \"%s\"", value);
         break;
     case OPT_HEADER: {
         const char *colon = strchr(value, ':');
@@ -666,6 +675,8 @@ static mcp_status connect_server(cli *c, mcp_client **out, mcp_error *err)
     /* A silent server/discover probe means legacy after 5 s; never wait longer than asked. */
     if (c->timeout_ms && c->timeout_ms < 5000)
         o.discover_timeout_ms = c->timeout_ms;
+    if (c->discover_timeout_ms)
+        o.discover_timeout_ms = c->discover_timeout_ms;
     o.on_input = on_input;
     o.log = on_log;
     o.user_data = c;
