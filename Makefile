@@ -42,6 +42,9 @@ BENCH_PKGS := $(BUILD_PKGS) libjansson-dev libcjson-dev
 BENCH_PKGS += wrk curl
 # bench/auth compares token verification with libjwt's.
 BENCH_PKGS += libjwt-dev
+# bench/aml/scale.sh runs a throwaway PostgreSQL (tests/lib/pg.sh) and reads
+# SQLite stores with the sqlite3 shell.
+BENCH_PKGS += postgresql sqlite3
 
 .PHONY: all run test build-dev build-release fuzz valgrind tsan bench deb clean
 
@@ -97,7 +100,7 @@ bench:
 	sh bench/stdio/run.sh build/bench
 	./build/bench/bench/bench_aml $(CURDIR)/build/bench/aml-work
 	./build/bench/bench/bench_screen $(CURDIR)/tests/data/screening
-	./build/bench/bench/bench_concurrent $(CURDIR)/build/bench/aml-work
+	sh bench/aml/scale.sh build/bench
 	sh bench/http/run.sh build/bench
 	./build/bench/bench/bench_auth
 

@@ -25,6 +25,7 @@
  *     transactions on one core), wall time, accounts evaluated and matched.
  *
  * usage: bench_aml WORKDIR [--quick]   (--quick: 10% sizes, for a smoke run)
+ * AML_BENCH_IMPORT_ONLY=1: section 1 alone (bench/aml/scale.sh).
  */
 #include "engine/scan.h"
 #include "engine/cases.h"
@@ -552,6 +553,8 @@ int main(int argc, char **argv)
     char db[700];
     if (bench_import(quick, db, sizeof db))
         return 1;
+    if (getenv("AML_BENCH_IMPORT_ONLY"))
+        return 0;
     if (bench_assess(quick, db))
         return 1;
     if (bench_scan(quick))

@@ -6,8 +6,9 @@
  * The server is libmcp's with the aml tools over a connection pool
  * (store/pool.h), driven through the sans-I/O connection, so the figure
  * is the server's (JSON, schema validation, engine, stored assessment,
- * audit) without a transport. A generated bank (gen --seed 3, --customers
- * 4000 --days 90 --instances 2; --quick: 1000 customers) in a SQLite file
+ * audit) without a transport. A generated bank (gen --seed 3 --customers
+ * 20000 --days 90 --instances 3, the issue's 1.7M-transaction bank;
+ * --customers N for another size; --quick: 1000 customers) in a SQLite file
  * (WAL), its 16 cases with the busiest focus accounts; with AML_BENCH_PG=postgresql://... the same on PostgreSQL (a
  * fresh bank generated into that database). Each round: the 16 calls
  * serially, then all at once; rounds alternate so load from other
@@ -16,7 +17,7 @@
  * A third line runs the 16 at once on a pool of one connection (the
  * model before the pool: calls take turns on one connection).
  *
- * usage: bench_concurrent WORKDIR [--quick] [--rounds N]
+ * usage: bench_concurrent WORKDIR [--quick] [--rounds N] [--customers N]
  */
 #include "commands/gen.h"
 #include "tools/tools.h"
@@ -178,6 +179,8 @@ static double median(double *v, int n)
 }
 
 /* A fresh bank in `where`, and the 16 cases whose focus accounts have the most transactions. */
+static int bank_customers = 20000;
+
 static int make_bank(const char *where, int quick)
 {
     aml_store *s;
@@ -185,9 +188,9 @@ static int make_bank(const char *where, int quick)
     aml_gen_opts o;
     aml_gen_defaults(&o);
     o.seed = 3;
-    o.customers = quick ? 1000 : 4000;
+    o.customers = quick ? 1000 : bank_customers;
     o.days = 90;
-    o.instances = 2;
+    o.instances = quick ? 2 : 3;
     double t0 = now_ms();
     if (aml_store_open(&s, where, AML_OPEN_CREATE, &err) || aml_gen_store(s, &o, NULL, &err)) {
         fprintf(stderr, "bench_concurrent: gen: %s\n", err.msg);
@@ -270,7 +273,7 @@ static int measure(const char *label, const char *where, unsigned workers, int r
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_concurrent WORKDIR [--quick] [--rounds N]\n");
+        fprintf(stderr, "usage: bench_concurrent WORKDIR [--quick] [--rounds N] [--customers N]\n");
         return 2;
     }
     int quick = 0, rounds = 7;
@@ -279,7 +282,11 @@ int main(int argc, char **argv)
             quick = 1;
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--customers") && i + 1 < argc)
+            bank_customers = atoi(argv[++i]);
     }
+    if (bank_customers < 100 || bank_customers > 1000000)
+        bank_customers = 20000;
     if (rounds < 1 || rounds > 32)
         rounds = 7;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

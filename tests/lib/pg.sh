@@ -18,10 +18,15 @@
 # authentication: the database role is `aml` whoever connects). As any other
 # user everything runs as that user.
 #
-# PG_BIN overrides the binaries' folder (default /usr/lib/postgresql/15/bin).
+# PG_BIN overrides the binaries' folder (default /usr/lib/postgresql/15/bin);
+# PG_OPTS the server settings (see below).
 set -u
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+# PG_OPTS: the server's settings (postgres -c options). The default suits
+# tests: no fsync, a small shared buffer. bench/aml/scale.sh gives a
+# durable server's.
+PG_OPTS=${PG_OPTS:-"-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100 -c shared_buffers=32MB"}
 
 die() {
     echo "pg.sh: $*" >&2
@@ -65,7 +70,7 @@ port=
 for attempt in 1 2 3 4 5 6 7 8; do
     port=$(( 20000 + ($$ * 7 + attempt * 7919 + $(date +%N | sed 's/^0*//;s/^$/0/') ) % 30000 ))
     if as_owner "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100 -c shared_buffers=32MB" \
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $PG_OPTS" \
         start >/dev/null 2>&1; then
         started=1
         break
