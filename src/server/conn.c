@@ -679,6 +679,7 @@ static void handle_notification(mcp_conn *c, mcp_rpc_msg *m)
 /* Subscriptions                                                             */
 
 #define MAX_SUBSCRIPTIONS 1024 /* per connection: legacy URIs, listen streams, URIs per stream */
+#define MAX_LISTEN_TASKS 64    /* taskIds one listen stream may follow */
 
 static char *dup_n(const char *s, size_t n)
 {
@@ -713,7 +714,7 @@ mcp_status mcp__conn_subscribe(mcp_conn *c, const char *uri, size_t len, int on)
 }
 
 /* Writes params._meta with the subscription id. */
-static void write_sub_meta(mcp_jw *w, const mcp_rpc_id *id)
+void mcp__write_sub_meta(mcp_jw *w, const mcp_rpc_id *id)
 {
     mcp_jw_key(w, "_meta");
     mcp_jw_object_begin(w);
@@ -742,7 +743,7 @@ static void send_note(mcp_conn *c, const char *note, const char *uri, const mcp_
             mcp_jw_string(&w, uri);
         }
         if (listen)
-            write_sub_meta(&w, listen);
+            mcp__write_sub_meta(&w, listen);
         mcp_jw_object_end(&w);
     }
     mcp_jw_object_end(&w);
@@ -823,6 +824,9 @@ static void listen_free(mcp__listen *l)
     for (size_t i = 0; i < l->nuris; i++)
         mcp_free(l->uris[i]);
     mcp_free(l->uris);
+    for (size_t i = 0; i < l->ntasks; i++)
+        mcp_free(l->tasks[i]);
+    mcp_free(l->tasks);
     mcp_free(l->id_str);
     mcp_free(l);
 }
@@ -840,8 +844,10 @@ static int listen_remove(mcp_conn *c, const mcp_rpc_id *id)
         }
     }
     pthread_mutex_unlock(&c->mu);
-    if (found)
+    if (found) {
+        mcp__tasks_unwatch(c, &found->id);
         listen_free(found);
+    }
     return found != NULL;
 }
 
@@ -850,6 +856,34 @@ static int listen_remove(mcp_conn *c, const mcp_rpc_id *id)
  * request open; notifications on it carry its id as subscriptionId. It ends
  * when the client cancels it or the connection closes.
  */
+/* The taskIds a listen stream may hear of: the requester's own tasks that
+ * exist now, at most MAX_LISTEN_TASKS; -1 when out of memory. */
+static int listen_tasks(mcp__req *r, mcp__listen *l, const mcp_json *ids)
+{
+    size_t n = mcp_json_len(ids);
+    if (n > MAX_LISTEN_TASKS)
+        n = MAX_LISTEN_TASKS;
+    if (!n)
+        return 0;
+    if (!(l->tasks = mcp__calloc(n, sizeof *l->tasks)))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *id = mcp_json_str(mcp_json_at(ids, i), &len);
+        if (!id || !mcp__task_visible(r->c->srv, id, len, r->principal))
+            continue; /* unknown, expired or another principal's: not agreed */
+        int seen = 0;
+        for (size_t j = 0; j < l->ntasks && !seen; j++)
+            seen = strlen(l->tasks[j]) == len && memcmp(l->tasks[j], id, len) == 0;
+        if (seen)
+            continue;
+        if (!(l->tasks[l->ntasks] = dup_n(id, len)))
+            return -1;
+        l->ntasks++;
+    }
+    return 0;
+}
+
 /*
  * The listen stream subscriptions/listen asks for: the list changes this
  * server can have, and at most MAX_SUBSCRIPTIONS resource URIs. NULL when
@@ -892,6 +926,8 @@ static mcp__listen *listen_new(mcp__req *r, const mcp_json *want, const mcp_json
         else
             l->nuris++;
     }
+    if (!oom && listen_tasks(r, l, mcp_json_get(want, "taskIds")))
+        oom = 1;
     if (oom) {
         listen_free(l);
         mcp__reply_error(r, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
@@ -905,7 +941,7 @@ static void write_listen_ack(mcp_jw *w, const mcp__listen *l)
 {
     mcp_rpc_begin_notification(w, "notifications/subscriptions/acknowledged");
     mcp_jw_object_begin(w);
-    write_sub_meta(w, &l->id);
+    mcp__write_sub_meta(w, &l->id);
     mcp_jw_key(w, "notifications");
     mcp_jw_object_begin(w);
     if (l->what & MCP__LISTEN_TOOLS) {
@@ -920,6 +956,13 @@ static void write_listen_ack(mcp_jw *w, const mcp__listen *l)
         mcp_jw_key(w, "resourcesListChanged");
         mcp_jw_bool(w, 1);
     }
+    if (l->ntasks) {
+        mcp_jw_key(w, "taskIds");
+        mcp_jw_array_begin(w);
+        for (size_t i = 0; i < l->ntasks; i++)
+            mcp_jw_string(w, l->tasks[i]);
+        mcp_jw_array_end(w);
+    }
     if (l->nuris) {
         mcp_jw_key(w, "resourceSubscriptions");
         mcp_jw_array_begin(w);
@@ -932,6 +975,8 @@ static void write_listen_ack(mcp_jw *w, const mcp__listen *l)
     mcp_rpc_end(w);
 }
 
+static void listen_watch(mcp_conn *c, mcp__listen *l);
+
 static void m_listen(mcp__req *r)
 {
     mcp_conn *c = r->c;
@@ -943,6 +988,16 @@ static void m_listen(mcp__req *r)
     const mcp_json *uris = mcp_json_get(want, "resourceSubscriptions");
     if (uris && mcp_json_typeof(uris) != MCP_JSON_ARRAY) {
         mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"resourceSubscriptions\" must be an array");
+        return;
+    }
+    const mcp_json *tasks = mcp_json_get(want, "taskIds");
+    if (tasks && mcp_json_typeof(tasks) != MCP_JSON_ARRAY) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: \"taskIds\" must be an array");
+        return;
+    }
+    if (mcp_json_len(tasks) && !mcp__tasks_declared(r->caps)) {
+        mcp__tasks_reply_missing(r, "Missing required client capability: task notifications need the "
+                                    "extension io.modelcontextprotocol/tasks");
         return;
     }
     mcp__listen *l = listen_new(r, want, uris);
@@ -977,11 +1032,47 @@ static void m_listen(mcp__req *r)
     if (mcp_jw_finish(&w) == MCP_OK)
         mcp__conn_send_to(c, &b, &r->msg->id, 0);
     mcp_buf_cleanup(&b);
+    if (l->ntasks)
+        listen_watch(c, l);
+}
+
+/*
+ * After the acknowledgement: the stream's tasks report their status
+ * changes to it, and their state now. Unless the stream already ended
+ * (cancelled, or the connection is closing: its watches are gone then).
+ */
+static void listen_watch(mcp_conn *c, mcp__listen *l)
+{
+    char *ids[MAX_LISTEN_TASKS];
+    size_t n = 0;
+    mcp_rpc_id id;
+    memset(&id, 0, sizeof id);
+    char *id_str = NULL;
+    pthread_mutex_lock(&c->mu);
+    int live = 0;
+    for (mcp__listen *o = c->listens; o && !live; o = o->next)
+        live = o == l;
+    if (live && !c->closing) {
+        mcp__tasks_watch_locked(c, l);
+        id = l->id;
+        if (id.type == MCP_RPC_ID_STRING && (id_str = dup_n(id.str, id.len)) != NULL)
+            id.str = id_str;
+        for (size_t i = 0; i < l->ntasks; i++)
+            if ((ids[n] = mcp__strdup(l->tasks[i])) != NULL)
+                n++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (n && (id.type != MCP_RPC_ID_STRING || id_str))
+        mcp__tasks_send_current(c, &id, ids, n);
+    for (size_t i = 0; i < n; i++)
+        mcp_free(ids[i]);
+    mcp_free(id_str);
 }
 
 /* At close: each open listen request gets its final (empty) result. */
 static void end_listens(mcp_conn *c)
 {
+    mcp__tasks_unwatch(c, NULL);
     for (;;) {
         pthread_mutex_lock(&c->mu);
         mcp__listen *l = c->listens;
@@ -998,7 +1089,7 @@ static void end_listens(mcp_conn *c)
         mcp_jw_object_begin(&w);
         mcp_jw_key(&w, "resultType");
         mcp_jw_string(&w, "complete");
-        write_sub_meta(&w, &l->id);
+        mcp__write_sub_meta(&w, &l->id);
         mcp_jw_object_end(&w);
         mcp_rpc_end(&w);
         if (mcp_jw_finish(&w) == MCP_OK)

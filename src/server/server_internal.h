@@ -146,6 +146,8 @@ typedef struct mcp__listen {
     unsigned what;              /* MCP__LISTEN_* */
     char **uris;                /* resourceSubscriptions */
     size_t nuris;               /* how many */
+    char **tasks;               /* taskIds agreed (the tasks extension: notifications/tasks) */
+    size_t ntasks;              /* how many */
 } mcp__listen;
 
 #define MCP__LISTEN_TOOLS 0x1u
@@ -192,6 +194,7 @@ struct mcp_conn {
     mcp__route_fn route;        /* per-request routing (HTTP), or NULL */
     void *route_ud;             /* its user data */
     char task_id[33];           /* the task this private connection runs (task.c), or "" */
+    int task_watches;           /* a listen stream of this connection followed tasks (task.c; under mu) */
 
     struct mcp_conn *prev;      /* server's connection list */
     struct mcp_conn *next;
@@ -499,6 +502,23 @@ void mcp__m_tasks_cancel(mcp__req *r);
 int mcp__tasks_declared(const mcp_json *caps);
 /* Writes "extensions": {"io.modelcontextprotocol/tasks": {}} into a capabilities object. */
 void mcp__tasks_write_capability(mcp_jw *w);
+/* notifications/tasks on subscriptions/listen streams:
+ * - mcp__task_visible: 1 when task `id` exists and belongs to `principal`'s key;
+ * - mcp__tasks_watch_locked: the listen stream `l` of `c` hears of its tasks' status
+ *   changes from now on (the caller holds c->mu, and c is not closing: the
+ *   watch is gone before c can be freed);
+ * - mcp__tasks_send_current: sends listen stream `listen` of `c` the current state
+ *   of tasks `ids` once (after the acknowledgement), ordered with the status
+ *   changes of the same task (never an older state after a newer one);
+ * - mcp__tasks_unwatch: forgets the watches of listen `id` on `c` (NULL: all of c's). */
+int mcp__task_visible(mcp_server *srv, const char *id, size_t len, const mcp_principal *principal);
+void mcp__tasks_watch_locked(mcp_conn *c, const mcp__listen *l);
+void mcp__tasks_send_current(mcp_conn *c, const mcp_rpc_id *listen, char *const *ids, size_t n);
+void mcp__tasks_unwatch(mcp_conn *c, const mcp_rpc_id *id);
+/* Answers -32021 naming the tasks extension in data.requiredCapabilities. */
+void mcp__tasks_reply_missing(mcp__req *r, const char *message);
+/* Writes `"_meta": {"io.modelcontextprotocol/subscriptionId": id}` (conn.c). */
+void mcp__write_sub_meta(mcp_jw *w, const mcp_rpc_id *id);
 
 /* ---- metrics.c ---- */
 typedef struct mcp__metrics mcp__metrics;

@@ -40,6 +40,8 @@
 #define DEFAULT_MAX_TASKS 256u
 #define ID_BYTES 16
 #define MAX_INPUT_KEYS 64 /* input requests of one round a task can hold */
+#define MAX_WATCHES 4096  /* listen streams following tasks, server-wide */
+#define NOTIFY_BATCH 64   /* streams one notifications/tasks round reaches */
 #define PROGRESS_TOKEN "io.modelcontextprotocol/tasks"
 #define MCP__RELATED_TASK "io.modelcontextprotocol/related-task"
 
@@ -54,6 +56,7 @@ typedef struct mcp__task {
     mcp_server *srv;            /* the server */
     mcp_conn *conn;             /* the private connection its rounds run on */
     pthread_mutex_t dispatch_mu; /* one frame at a time into `conn` */
+    pthread_mutex_t notify_mu;  /* one notifications/tasks round at a time (their order is the status order) */
     mcp_principal *principal;   /* its creator (a reference), or NULL */
     mcp_json_doc *params;       /* the tools/call params as received */
     char traceparent[MCP__TRACEPARENT_MAX + 1]; /* the creating request's HTTP trace context when its _meta */
@@ -82,12 +85,24 @@ typedef struct waiter {
     mcp_rpc_msg msg;            /* the request (its id answers it) */
 } waiter;
 
+/* A listen stream following a task (notifications/tasks). */
+typedef struct watch {
+    struct watch *next;         /* the store's list */
+    char task[2 * ID_BYTES + 1]; /* the taskId */
+    mcp_conn *conn;             /* the stream's connection: no reference; the watch is gone before it closes */
+    mcp_rpc_id id;              /* the listen request's id */
+    char *id_str;               /* owned copy of a string id */
+} watch;
+
 struct mcp__tasks {
-    pthread_mutex_t mu;         /* guards the list and every task's status fields */
+    pthread_mutex_t mu;         /* guards the list, the watches and every task's status fields */
     mcp__task *head;            /* newest first */
+    watch *watches;             /* listen streams following tasks */
+    unsigned nwatches;          /* how many (at most MAX_WATCHES) */
 };
 
 static void answer_waiters(mcp__task *k, waiter *list);
+static void notify(mcp__task *k);
 static int legacy_divert(mcp__req *r, mcp__tool *t);
 static void reply_created_legacy(mcp__req *r, mcp__task *k);
 
@@ -124,6 +139,7 @@ static void task_release(mcp__task *k)
     mcp_free(k->message);
     mcp_principal_free(k->principal);
     pthread_mutex_destroy(&k->dispatch_mu);
+    pthread_mutex_destroy(&k->notify_mu);
     mcp_free(k);
 }
 
@@ -156,6 +172,12 @@ void mcp__tasks_free(mcp_server *srv)
     if (!srv->tasks)
         return;
     mcp__tasks_stop(srv);
+    while (srv->tasks->watches) {
+        watch *w = srv->tasks->watches;
+        srv->tasks->watches = w->next;
+        mcp_free(w->id_str);
+        mcp_free(w);
+    }
     pthread_mutex_destroy(&srv->tasks->mu);
     mcp_free(srv->tasks);
     srv->tasks = NULL;
@@ -286,6 +308,7 @@ static mcp_status task_send(const char *frame, size_t len, void *user_data)
     const mcp_json *result = mcp_json_get(root, "result");
     struct mcp__tasks *s = k->srv->tasks;
     pthread_mutex_lock(&s->mu);
+    int was = k->status;
     if (k->status == ST_WORKING) {
         if (method) {
             if (strcmp(method, "notifications/progress") == 0) {
@@ -309,9 +332,12 @@ static mcp_status task_send(const char *frame, size_t len, void *user_data)
     waiter *wake = k->status >= ST_COMPLETED ? k->waiters : NULL;
     if (wake)
         k->waiters = NULL;
+    int changed = k->status != was;
     pthread_mutex_unlock(&s->mu);
     mcp_json_doc_free(doc);
     answer_waiters(k, wake);
+    if (changed)
+        notify(k);
     return MCP_OK;
 }
 
@@ -429,11 +455,14 @@ static void run_round(mcp__task *k, const char *responses, size_t rlen, const mc
         mcp_rpc_msg_cleanup(&m);
     } else {
         pthread_mutex_lock(&k->srv->tasks->mu);
-        if (k->status == ST_WORKING) {
+        int failed = k->status == ST_WORKING;
+        if (failed) {
             k->status = ST_FAILED;
             k->updated_ms = mcp__wall_ms();
         }
         pthread_mutex_unlock(&k->srv->tasks->mu);
+        if (failed)
+            notify(k);
     }
     mcp_buf_cleanup(&b);
 }
@@ -521,6 +550,196 @@ static void write_task(mcp_jw *w, const mcp__task *k, int detailed)
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* notifications/tasks on listen streams                                     */
+
+int mcp__task_visible(mcp_server *srv, const char *id, size_t len, const mcp_principal *principal)
+{
+    if (!srv->tasks)
+        return 0;
+    char owner[MCP__PRINCIPAL_KEY_SIZE];
+    mcp__principal_key(principal, owner, sizeof owner);
+    mcp__task *k = find(srv, id, len, owner);
+    task_release(k);
+    return k != NULL;
+}
+
+static void watch_free(watch *w)
+{
+    mcp_free(w->id_str);
+    mcp_free(w);
+}
+
+void mcp__tasks_watch_locked(mcp_conn *c, const mcp__listen *l)
+{
+    struct mcp__tasks *s = c->srv->tasks;
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < l->ntasks && s->nwatches < MAX_WATCHES; i++) {
+        watch *w = mcp__calloc(1, sizeof *w);
+        if (!w)
+            break;
+        snprintf(w->task, sizeof w->task, "%s", l->tasks[i]);
+        w->conn = c;
+        w->id = l->id;
+        if (l->id.type == MCP_RPC_ID_STRING) {
+            if (!(w->id_str = mcp__strndup(l->id.str, l->id.len))) {
+                mcp_free(w);
+                break;
+            }
+            w->id.str = w->id_str;
+        }
+        w->next = s->watches;
+        s->watches = w;
+        s->nwatches++;
+    }
+    c->task_watches = 1;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void mcp__tasks_unwatch(mcp_conn *c, const mcp_rpc_id *id)
+{
+    struct mcp__tasks *s = c->srv->tasks;
+    pthread_mutex_lock(&c->mu);
+    int any = c->task_watches;
+    pthread_mutex_unlock(&c->mu);
+    if (!s || !any)
+        return;
+    watch *dead = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (watch **pp = &s->watches; *pp;) {
+        watch *w = *pp;
+        if (w->conn == c && (!id || mcp_rpc_id_equal(&w->id, id))) {
+            *pp = w->next;
+            w->next = dead;
+            dead = w;
+            s->nwatches--;
+        } else {
+            pp = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    while (dead) {
+        watch *n = dead->next;
+        watch_free(dead);
+        dead = n;
+    }
+}
+
+/* One notifications/tasks frame: the task's members (`task`, an object) and the stream's subscriptionId. */
+static void send_task_note(mcp_conn *c, const mcp_rpc_id *listen, const mcp_json *task)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    mcp_jw_key(&w, "jsonrpc");
+    mcp_jw_string(&w, "2.0");
+    mcp_jw_key(&w, "method");
+    mcp_jw_string(&w, "notifications/tasks");
+    mcp_jw_key(&w, "params");
+    mcp_jw_object_begin(&w);
+    for (size_t i = 0; i < mcp_json_len(task); i++) {
+        size_t kl;
+        const char *key = mcp_json_key_at(task, i, &kl);
+        mcp_jw_keyn(&w, key, kl);
+        mcp_jw_value(&w, mcp_json_value_at(task, i));
+    }
+    mcp__write_sub_meta(&w, listen);
+    mcp_jw_object_end(&w);
+    mcp_jw_object_end(&w);
+    if (mcp_jw_finish(&w) == MCP_OK)
+        mcp__conn_send_to(c, &b, listen, 0);
+    mcp_buf_cleanup(&b);
+}
+
+/* The task's DetailedTask now, as a document; NULL when out of memory. Under the store's mu. */
+static mcp_json_doc *snapshot_locked(const mcp__task *k)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &b);
+    mcp_jw_object_begin(&w);
+    write_task(&w, k, 1);
+    mcp_jw_object_end(&w);
+    mcp_json_doc *doc = NULL;
+    if (mcp_jw_finish(&w) == MCP_OK && mcp_json_parse(&doc, b.data, b.len, &k->srv->popts, NULL) != MCP_OK)
+        doc = NULL;
+    mcp_buf_cleanup(&b);
+    return doc;
+}
+
+/*
+ * Tells the streams following `k` its state now. Called after each status
+ * change, without the store's mu; k->notify_mu orders the rounds, and each
+ * round reads the state afresh, so a stream never hears an older state
+ * after a newer one.
+ */
+static void notify(mcp__task *k)
+{
+    struct mcp__tasks *s = k->srv->tasks;
+    mcp_conn *conns[NOTIFY_BATCH];
+    mcp_rpc_id ids[NOTIFY_BATCH];
+    char *strs[NOTIFY_BATCH];
+    size_t n = 0;
+    mcp_json_doc *doc = NULL;
+    pthread_mutex_lock(&k->notify_mu);
+    pthread_mutex_lock(&s->mu);
+    for (watch *w = s->watches; w && n < NOTIFY_BATCH; w = w->next) {
+        if (strcmp(w->task, k->id) != 0)
+            continue;
+        ids[n] = w->id;
+        strs[n] = NULL;
+        if (w->id.type == MCP_RPC_ID_STRING && !(strs[n] = mcp__strndup(w->id.str, w->id.len)))
+            continue;
+        ids[n].str = strs[n] ? strs[n] : ids[n].str;
+        conns[n] = w->conn;
+        atomic_fetch_add(&w->conn->refs, 1); /* the watch lives while its connection is open */
+        n++;
+    }
+    if (n)
+        doc = snapshot_locked(k);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (doc)
+            send_task_note(conns[i], &ids[i], mcp_json_doc_root(doc));
+        mcp__conn_release(conns[i]);
+        mcp_free(strs[i]);
+    }
+    pthread_mutex_unlock(&k->notify_mu);
+    mcp_json_doc_free(doc);
+}
+
+void mcp__tasks_send_current(mcp_conn *c, const mcp_rpc_id *listen, char *const *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* The watch was agreed for the requester's own task: found by id alone here. */
+        mcp__task *k = NULL;
+        struct mcp__tasks *s = c->srv->tasks;
+        pthread_mutex_lock(&s->mu);
+        for (mcp__task *t = s->head; t && !k; t = t->next)
+            if (strcmp(t->id, ids[i]) == 0)
+                k = t;
+        if (k)
+            atomic_fetch_add(&k->refs, 1);
+        pthread_mutex_unlock(&s->mu);
+        if (!k)
+            continue;
+        pthread_mutex_lock(&k->notify_mu);
+        pthread_mutex_lock(&s->mu);
+        mcp_json_doc *doc = snapshot_locked(k);
+        pthread_mutex_unlock(&s->mu);
+        if (doc)
+            send_task_note(c, listen, mcp_json_doc_root(doc));
+        pthread_mutex_unlock(&k->notify_mu);
+        mcp_json_doc_free(doc);
+        task_release(k);
+    }
+}
+
 /* Ends a result whose resultType is `type` (the modern _meta too) and sends it. */
 static void result_end_as(mcp__req *r, const char *type)
 {
@@ -584,7 +803,7 @@ void mcp__tasks_write_legacy_capability(mcp_jw *w)
 }
 
 /* -32021 naming the extension in data.requiredCapabilities. */
-static void reply_missing_extension(mcp__req *r, const char *message)
+void mcp__tasks_reply_missing(mcp__req *r, const char *message)
 {
     mcp_buf_init(&r->buf, 0);
     mcp_jw_init(&r->w, &r->buf);
@@ -611,6 +830,7 @@ static mcp__task *task_new(mcp__req *r)
         return NULL;
     atomic_init(&k->refs, 1);
     pthread_mutex_init(&k->dispatch_mu, NULL);
+    pthread_mutex_init(&k->notify_mu, NULL);
     k->srv = srv;
     k->modern = r->modern;
     k->round = 1;
@@ -668,7 +888,7 @@ int mcp__task_divert(mcp__req *r, mcp__tool *t)
     if (!legacy && !mcp__tasks_declared(r->caps)) {
         if (t->task_support != MCP_TASK_REQUIRED)
             return 0;
-        reply_missing_extension(r, "Missing required client capability: this tool runs as a task "
+        mcp__tasks_reply_missing(r, "Missing required client capability: this tool runs as a task "
                                    "(extension io.modelcontextprotocol/tasks)");
         return 2;
     }
@@ -707,7 +927,7 @@ int mcp__task_divert(mcp__req *r, mcp__tool *t)
 static mcp__task *named_task(mcp__req *r)
 {
     if (!legacy_form(r) && !mcp__tasks_declared(r->caps)) {
-        reply_missing_extension(r, "Missing required client capability: tasks/ methods need the "
+        mcp__tasks_reply_missing(r, "Missing required client capability: tasks/ methods need the "
                                    "extension io.modelcontextprotocol/tasks");
         return NULL;
     }
@@ -819,6 +1039,7 @@ void mcp__m_tasks_update(mcp__req *r)
     int go = k->status == ST_INPUT && take_answers(k, responses, &next, &last);
     pthread_mutex_unlock(&k->srv->tasks->mu);
     if (go) {
+        notify(k); /* working again */
         const mcp_json *state = mcp_json_get(mcp_json_get(mcp_json_doc_root(last), "result"), "requestState");
         run_round(k, next.data ? next.data : "", next.len, state);
     }
@@ -846,6 +1067,8 @@ void mcp__m_tasks_cancel(mcp__req *r)
     int64_t round = k->round;
     pthread_mutex_unlock(&k->srv->tasks->mu);
     answer_waiters(k, wake);
+    if (stop)
+        notify(k);
     if (!stop && legacy_form(r)) { /* 2025-11-25: a finished task cannot be cancelled */
         mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: the task has already ended");
         task_release(k);

@@ -10,7 +10,8 @@
  * polls the task to its result, and its time limit and mcp_client_cancel()
  * end the task on the server (tasks/cancel). Last, the W3C trace context:
  * read from _meta and checked (mcp_call_trace, on_call_end), and sent by
- * the client (mcp_request_opts.traceparent).
+ * the client (mcp_request_opts.traceparent). Last, notifications/tasks on
+ * subscriptions/listen streams.
  */
 #include "client/client_internal.h"
 #include "server/server_internal.h"
@@ -962,6 +963,132 @@ static void test_legacy_2025_11_25_form(void)
     world_close(&w);
 }
 
+/* ---- notifications/tasks on subscriptions/listen ---------------------------- */
+
+/* Sends a 2026-07-28 request without waiting for its answer. */
+static void send_only(mcp_conn *c, const mcp_principal *who, int id, const char *method, const char *params, int ext)
+{
+    char req[2048];
+    snprintf(req, sizeof req,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{%s,\"_meta\":{"
+             "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+             "\"io.modelcontextprotocol/clientCapabilities\":{%s}}}}",
+             id, method, params, ext ? EXT + 1 : "");
+    mcp_conn_recv_auth(c, req, strlen(req), who);
+}
+
+/* Index of the first frame from `from` on that contains `a` and `b` (b may be NULL), waiting up to `ms`; -1. */
+static long frame_with(frames *f, size_t from, const char *a, const char *b, int ms)
+{
+    for (int t = 0; t <= ms; t += 2) {
+        long hit = -1;
+        pthread_mutex_lock(&f->mu);
+        for (size_t i = from; i < f->n && hit < 0; i++)
+            if (strstr(f->text[i], a) && (!b || strstr(f->text[i], b)))
+                hit = (long)i;
+        pthread_mutex_unlock(&f->mu);
+        if (hit >= 0 || ms == 0)
+            return hit;
+        sleep_ms(2);
+    }
+    return -1;
+}
+
+/*
+ * A listen stream that names a task hears its status changes
+ * (notifications/tasks with the full task and the stream's
+ * subscriptionId), after the acknowledgement that lists the taskIds
+ * agreed: only the requester's own; never an older state after a newer
+ * one. Asking without the extension is -32021; a stream whose connection
+ * closed before the task ended is forgotten (ASan: nothing touched after).
+ */
+static void test_listen_notifications(void)
+{
+    world w;
+    world_open(&w, 0, 0);
+    mcp_principal *alice = principal("alice"), *bob = principal("bob");
+    mcp_json_doc *d = request(w.conn, &w.f, alice, 1, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":300}", 1);
+    char id[64], p[256];
+    task_id(d, id, sizeof id);
+    mcp_json_doc_free(d);
+    T_TRUE(id[0] != '\0');
+    snprintf(p, sizeof p, "\"notifications\":{\"taskIds\":[\"%s\",\"0000\"]}", id);
+    /* Without the extension: -32021. taskIds not an array: -32602. */
+    d = request(w.conn, &w.f, alice, 2, "subscriptions/listen", p, 0);
+    T_EQ_INT(error_code(d), MCP_RPC_MISSING_CAPABILITY);
+    mcp_json_doc_free(d);
+    d = request(w.conn, &w.f, alice, 3, "subscriptions/listen", "\"notifications\":{\"taskIds\":\"x\"}", 1);
+    T_EQ_INT(error_code(d), MCP_RPC_INVALID_PARAMS);
+    mcp_json_doc_free(d);
+    /* Alice's stream on a connection of its own; Bob's on another. */
+    frames fa, fb;
+    memset(&fa, 0, sizeof fa);
+    memset(&fb, 0, sizeof fb);
+    pthread_mutex_init(&fa.mu, NULL);
+    pthread_mutex_init(&fb.mu, NULL);
+    mcp_conn *ca, *cb;
+    T_OK(mcp_conn_new(&ca, w.srv, keep, &fa));
+    T_OK(mcp_conn_new(&cb, w.srv, keep, &fb));
+    send_only(cb, bob, 60, "subscriptions/listen", p, 1);
+    send_only(ca, alice, 50, "subscriptions/listen", p, 1);
+    long ack = frame_with(&fa, 0, "notifications/subscriptions/acknowledged", NULL, 2000);
+    T_TRUE(ack >= 0);
+    if (ack >= 0) {
+        char want[160];
+        snprintf(want, sizeof want, "\"taskIds\":[\"%s\"]", id); /* the unknown id is not agreed */
+        T_TRUE(strstr(fa.text[ack], want) != NULL);
+    }
+    long done = frame_with(&fa, 0, "notifications/tasks\"", "\"status\":\"completed\"", 3000);
+    T_TRUE(done > ack);
+    long first = frame_with(&fa, 0, "notifications/tasks\"", NULL, 0);
+    T_TRUE(first > ack); /* nothing before the acknowledgement */
+    if (done >= 0) {
+        mcp_json_doc *n = NULL;
+        T_OK(mcp_json_parse(&n, fa.text[done], strlen(fa.text[done]), NULL, NULL));
+        const mcp_json *params = mcp_json_get(mcp_json_doc_root(n), "params");
+        T_EQ_STR(mcp_json_str(mcp_json_get(params, "taskId"), NULL), id);
+        T_EQ_INT(mcp_json_int(mcp_json_get(mcp_json_get(params, "_meta"), "io.modelcontextprotocol/subscriptionId")), 50);
+        const mcp_json *content = mcp_json_get(mcp_json_get(params, "result"), "content");
+        T_EQ_STR(mcp_json_str(mcp_json_get(mcp_json_at(content, 0), "text"), NULL), "done in task yes");
+        T_NOT_NULL(mcp_json_get(params, "createdAt"));
+        T_NOT_NULL(mcp_json_get(params, "ttlMs"));
+        mcp_json_doc_free(n);
+        /* Never "working" after "completed". */
+        T_TRUE(frame_with(&fa, (size_t)done + 1, "\"status\":\"working\"", NULL, 0) < 0);
+    }
+    /* Bob's stream was acknowledged without the task and hears nothing of it. */
+    long back = frame_with(&fb, 0, "notifications/subscriptions/acknowledged", NULL, 500);
+    T_TRUE(back >= 0);
+    if (back >= 0)
+        T_NULL(strstr(fb.text[back], "taskIds"));
+    T_TRUE(frame_with(&fb, 0, "notifications/tasks\"", NULL, 0) < 0);
+    /* A stream whose connection closes before its task ends is forgotten. */
+    d = request(w.conn, &w.f, alice, 4, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":150}", 1);
+    char id2[64];
+    task_id(d, id2, sizeof id2);
+    mcp_json_doc_free(d);
+    snprintf(p, sizeof p, "\"notifications\":{\"taskIds\":[\"%s\"]}", id2);
+    size_t before = fa.n;
+    send_only(ca, alice, 51, "subscriptions/listen", p, 1);
+    T_TRUE(frame_with(&fa, before, "\"status\":\"working\"", id2, 2000) >= 0); /* the state now */
+    mcp_conn_close(ca, 1000);
+    mcp_conn_free(ca);
+    char st[40];
+    int rid = 10;
+    do {
+        sleep_ms(20);
+        status_of(w.conn, &w.f, alice, rid++, id2, st, sizeof st);
+    } while (strcmp(st, "working") == 0 && rid < 200);
+    T_EQ_STR(st, "completed");
+    mcp_conn_close(cb, 1000);
+    mcp_conn_free(cb);
+    world_close(&w);
+    frames_free(&fa);
+    frames_free(&fb);
+    mcp_principal_free(alice);
+    mcp_principal_free(bob);
+}
+
 /* tasks/result and tasks/list are not methods of the extension (2026-07-28): -32601. */
 static void test_removed_methods_modern(void)
 {
@@ -980,4 +1107,5 @@ TEST_MAIN(TEST(test_bound_to_principal), TEST(test_bounded_per_principal), TEST(
           TEST(test_cancel_reaches_handler), TEST(test_status_message_and_id), TEST(test_without_extension),
           TEST(test_legacy_session), TEST(test_client_polls_task), TEST(test_client_task_timeout),
           TEST(test_client_task_cancel), TEST(test_trace_from_meta), TEST(test_trace_propagated_by_client),
-          TEST(test_trace_from_http_headers), TEST(test_legacy_2025_11_25_form), TEST(test_removed_methods_modern))
+          TEST(test_trace_from_http_headers), TEST(test_legacy_2025_11_25_form), TEST(test_removed_methods_modern),
+          TEST(test_listen_notifications))
