@@ -7,6 +7,8 @@
  * per family, metric and label names, label value escapes, values, no
  * duplicate series, histogram buckets rising in `le` and in count with
  * +Inf equal to _count and a _sum. Then the counted calls are checked.
+ * Last, scrapes taken while five clients keep calling: each parses, the
+ * counts only rise, and the last one counts every call.
  *
  * usage: metrics_scrape PATH-TO-mcp-test-server
  */
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -611,6 +614,100 @@ static void test_scrape(const char *exe)
     stop_server(&c);
 }
 
+/* ---- a scrape during a load run ------------------------------------------- */
+
+#define LOAD_THREADS 4
+#define LOAD_CALLS 300
+
+typedef struct loader {
+    pthread_t t;
+    const char *url;
+    int slow;    /* this one calls `limited` (200 ms): calls stay in flight */
+    int made;    /* calls answered */
+} loader;
+
+static void *load_run(void *arg)
+{
+    loader *l = arg;
+    mcp_client *c = connect_to(l->url, MCP_PROTOCOL_2026_07_28);
+    for (int i = 0; c && i < (l->slow ? 10 : LOAD_CALLS); i++) {
+        mcp_response *r = NULL;
+        mcp_error err;
+        if (mcp_client_call_tool(c, l->slow ? "limited" : "echo", l->slow ? "{\"ms\":200}" : "{\"text\":\"load\"}",
+                                 NULL, &r, &err) == MCP_OK)
+            l->made++;
+        mcp_response_free(r);
+    }
+    mcp_client_close(c);
+    return NULL;
+}
+
+/*
+ * Scrapes while four clients call echo (300 calls each) and one keeps a
+ * slow call in flight: every scrape parses, the echo count only rises,
+ * some scrapes land mid-run and see calls in flight, and the last one
+ * counts every call made.
+ */
+static void test_scrape_under_load(const char *exe)
+{
+    child c;
+    memset(&c, 0, sizeof c);
+    CHECK(start_server(&c, exe) == 0, "the server did not say where it listens");
+    if (!c.mcp_url[0] || !c.metrics_url[0]) {
+        stop_server(&c);
+        return;
+    }
+    loader l[LOAD_THREADS + 1];
+    memset(l, 0, sizeof l);
+    for (int i = 0; i <= LOAD_THREADS; i++) {
+        l[i].url = c.mcp_url;
+        l[i].slow = i == LOAD_THREADS;
+        pthread_create(&l[i].t, NULL, load_run, &l[i]);
+    }
+    static expo e;
+    const char *echo_ok[] = {"tool", "echo", "outcome", "ok", NULL};
+    double last = 0;
+    int scrapes = 0, bad_parse = 0, went_down = 0, mid = 0, in_flight_seen = 0;
+    for (int k = 0; k < 400; k++) {
+        body b;
+        long code = scrape(c.metrics_url, &b);
+        int r = code == 200 && b.data ? parse_expo(&e, b.data, b.len) : -1;
+        free(b.data);
+        scrapes++;
+        if (r != 0) {
+            bad_parse++;
+            continue;
+        }
+        double n = value_of(&e, "mcp_tool_calls_total", echo_ok);
+        n = n < 0 ? 0 : n;
+        went_down += n < last;
+        last = n;
+        mid += n > 0 && n < LOAD_THREADS * LOAD_CALLS;
+        in_flight_seen += value_of(&e, "mcp_calls_in_flight", NULL) > 0;
+        if (n >= LOAD_THREADS * LOAD_CALLS)
+            break;
+        usleep(10 * 1000);
+    }
+    int made = 0;
+    for (int i = 0; i <= LOAD_THREADS; i++) {
+        pthread_join(l[i].t, NULL);
+        made += l[i].slow ? 0 : l[i].made;
+    }
+    CHECK(made == LOAD_THREADS * LOAD_CALLS, "echo calls answered: %d", made);
+    CHECK(bad_parse == 0, "%d of %d scrapes during the load did not parse: %s", bad_parse, scrapes, e.err);
+    CHECK(went_down == 0, "the echo count went down %d times", went_down);
+    CHECK(mid >= 2, "only %d scrapes landed mid-run", mid);
+    CHECK(in_flight_seen >= 1, "no scrape saw a call in flight");
+    body b;
+    long code = scrape(c.metrics_url, &b);
+    int r = code == 200 && b.data ? parse_expo(&e, b.data, b.len) : -1;
+    CHECK(r == 0 && value_of(&e, "mcp_tool_calls_total", echo_ok) == made, "after the load: %g echo calls counted, %d made",
+          r ? -1 : value_of(&e, "mcp_tool_calls_total", echo_ok), made);
+    free(b.data);
+    printf("metrics under load: %d scrapes, %d mid-run, %d saw calls in flight\n", scrapes, mid, in_flight_seen);
+    stop_server(&c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -621,6 +718,7 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     test_parser_refuses();
     test_scrape(argv[1]);
+    test_scrape_under_load(argv[1]);
     curl_global_cleanup();
     printf("metrics_scrape: %d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
