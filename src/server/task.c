@@ -41,7 +41,6 @@
 #define ID_BYTES 16
 #define MAX_INPUT_KEYS 64 /* input requests of one round a task can hold */
 #define MAX_WATCHES 4096  /* listen streams following tasks, server-wide */
-#define NOTIFY_BATCH 64   /* streams one notifications/tasks round reaches */
 #define PROGRESS_TOKEN "io.modelcontextprotocol/tasks"
 #define MCP__RELATED_TASK "io.modelcontextprotocol/related-task"
 
@@ -681,35 +680,43 @@ static mcp_json_doc *snapshot_locked(const mcp__task *k)
 static void notify(mcp__task *k)
 {
     struct mcp__tasks *s = k->srv->tasks;
-    mcp_conn *conns[NOTIFY_BATCH];
-    mcp_rpc_id ids[NOTIFY_BATCH];
-    char *strs[NOTIFY_BATCH];
-    size_t n = 0;
+    typedef struct target {
+        mcp_conn *conn;
+        mcp_rpc_id id;
+        char *str;
+    } target;
+    target *t = NULL;
+    size_t n = 0, cap = 0;
     mcp_json_doc *doc = NULL;
     pthread_mutex_lock(&k->notify_mu);
     pthread_mutex_lock(&s->mu);
-    for (watch *w = s->watches; w && n < NOTIFY_BATCH; w = w->next) {
-        if (strcmp(w->task, k->id) != 0)
-            continue;
-        ids[n] = w->id;
-        strs[n] = NULL;
-        if (w->id.type == MCP_RPC_ID_STRING && !(strs[n] = mcp__strndup(w->id.str, w->id.len)))
-            continue;
-        ids[n].str = strs[n] ? strs[n] : ids[n].str;
-        conns[n] = w->conn;
-        atomic_fetch_add(&w->conn->refs, 1); /* the watch lives while its connection is open */
-        n++;
-    }
-    if (n)
+    for (watch *w = s->watches; w; w = w->next)
+        cap += strcmp(w->task, k->id) == 0;
+    if (cap && (t = mcp__calloc(cap, sizeof *t)) != NULL) {
+        for (watch *w = s->watches; w && n < cap; w = w->next) {
+            if (strcmp(w->task, k->id) != 0)
+                continue;
+            t[n].id = w->id;
+            if (w->id.type == MCP_RPC_ID_STRING) {
+                if (!(t[n].str = mcp__strndup(w->id.str, w->id.len)))
+                    continue;
+                t[n].id.str = t[n].str;
+            }
+            t[n].conn = w->conn;
+            atomic_fetch_add(&w->conn->refs, 1); /* the watch lives while its connection is open */
+            n++;
+        }
         doc = snapshot_locked(k);
+    }
     pthread_mutex_unlock(&s->mu);
     for (size_t i = 0; i < n; i++) {
         if (doc)
-            send_task_note(conns[i], &ids[i], mcp_json_doc_root(doc));
-        mcp__conn_release(conns[i]);
-        mcp_free(strs[i]);
+            send_task_note(t[i].conn, &t[i].id, mcp_json_doc_root(doc));
+        mcp__conn_release(t[i].conn);
+        mcp_free(t[i].str);
     }
     pthread_mutex_unlock(&k->notify_mu);
+    mcp_free(t);
     mcp_json_doc_free(doc);
 }
 
