@@ -633,12 +633,7 @@ static void send_task_note(mcp_conn *c, const mcp_rpc_id *listen, const mcp_json
     mcp_buf_init(&b, 0);
     mcp_jw w;
     mcp_jw_init(&w, &b);
-    mcp_jw_object_begin(&w);
-    mcp_jw_key(&w, "jsonrpc");
-    mcp_jw_string(&w, "2.0");
-    mcp_jw_key(&w, "method");
-    mcp_jw_string(&w, "notifications/tasks");
-    mcp_jw_key(&w, "params");
+    mcp_rpc_begin_notification(&w, "notifications/tasks");
     mcp_jw_object_begin(&w);
     for (size_t i = 0; i < mcp_json_len(task); i++) {
         size_t kl;
@@ -648,7 +643,7 @@ static void send_task_note(mcp_conn *c, const mcp_rpc_id *listen, const mcp_json
     }
     mcp__write_sub_meta(&w, listen);
     mcp_jw_object_end(&w);
-    mcp_jw_object_end(&w);
+    mcp_rpc_end(&w);
     if (mcp_jw_finish(&w) == MCP_OK)
         mcp__conn_send_to(c, &b, listen, 0);
     mcp_buf_cleanup(&b);

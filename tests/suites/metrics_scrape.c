@@ -553,15 +553,22 @@ static void run_calls(mcp_client *c, mcp_client *legacy)
     call(c, "limited", "{\"ms\":400}");
 }
 
+/* Starts the fixture with --http and --metrics; 0 when both URLs are known (else stopped again). */
+static int started(child *c, const char *exe)
+{
+    memset(c, 0, sizeof *c);
+    CHECK(start_server(c, exe) == 0, "the server did not say where it listens");
+    if (c->mcp_url[0] && c->metrics_url[0])
+        return 0;
+    stop_server(c);
+    return -1;
+}
+
 static void test_scrape(const char *exe)
 {
     child c;
-    memset(&c, 0, sizeof c);
-    CHECK(start_server(&c, exe) == 0, "the server did not say where it listens");
-    if (!c.mcp_url[0] || !c.metrics_url[0]) {
-        stop_server(&c);
+    if (started(&c, exe))
         return;
-    }
     mcp_client *modern = connect_to(c.mcp_url, MCP_PROTOCOL_2026_07_28);
     mcp_client *legacy = connect_to(c.mcp_url, MCP_PROTOCOL_2025_11_25);
     run_calls(modern, legacy);
@@ -651,12 +658,8 @@ static void *load_run(void *arg)
 static void test_scrape_under_load(const char *exe)
 {
     child c;
-    memset(&c, 0, sizeof c);
-    CHECK(start_server(&c, exe) == 0, "the server did not say where it listens");
-    if (!c.mcp_url[0] || !c.metrics_url[0]) {
-        stop_server(&c);
+    if (started(&c, exe))
         return;
-    }
     loader l[LOAD_THREADS + 1];
     memset(l, 0, sizeof l);
     for (int i = 0; i <= LOAD_THREADS; i++) {
