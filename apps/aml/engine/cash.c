@@ -481,36 +481,85 @@ void t02_funnel(eng *e, const acct_view *v, aml_finding *out)
 
 /* ---- T12 round amounts ----------------------------------------------------------- */
 
+/* T12's original amounts of an account's transactions of ?4 USD cents or more (also sent ahead by load.c). */
+const char eng_sql_t12_amounts[] =
+    "SELECT txn_no, amount_minor, currency FROM transactions "
+    "WHERE from_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 AND amount_base_minor >= ?4 UNION ALL "
+    "SELECT txn_no, amount_minor, currency FROM transactions "
+    "WHERE to_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 AND amount_base_minor >= ?4";
+
+/* A transaction's amount in its own currency and that currency's exponent. */
+typedef struct orig_amt {
+    int64_t amt;
+    int exp;
+} orig_amt;
+
+/*
+ * The original amounts of the account's window transactions of mina USD cents or more, in one query for both
+ * directions (one round trip on PostgreSQL instead of one per transaction), keyed by txn_no in idx (index + 1).
+ */
+static int t12_amounts(eng *e, const acct_view *v, int64_t mina, orig_amt **out, imap *idx)
+{
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    aml_st *st = aml_stmt(e->s, eng_sql_t12_amounts);
+    if (!st || imap_init(idx, 64))
+        return -1;
+    aml_bind_int(st, 1, v->acct);
+    aml_bind_int(st, 2, e->from);
+    aml_bind_int(st, 3, e->to);
+    aml_bind_int(st, 4, mina);
+    int rc;
+    while ((rc = aml_step(st)) == AML_ROW) {
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            orig_amt *na = realloc(*out, nc * sizeof *na);
+            if (!na)
+                break;
+            *out = na;
+            cap = nc;
+        }
+        const char *cur = aml_col_text(st, 2);
+        const aml_currency *c = aml_currency_find(cur, strlen(cur));
+        (*out)[n] = (orig_amt){aml_col_int(st, 1), c ? c->exponent : 2};
+        int64_t *slot = imap_slot(idx, aml_col_int(st, 0));
+        if (!slot)
+            break;
+        *slot = (int64_t)++n;
+    }
+    aml_reset(st);
+    return rc == AML_DONE ? 0 : -1;
+}
+
 /* Transactions of the window in [mina, ...) whose amount in their own currency is a multiple of `unit`
  * (USD cents, scaled to the currency's minor units): their index, original amount and wire flag. */
 static size_t t12_round(eng *e, const acct_view *v, int64_t mina, int64_t unit, size_t *rd, int64_t *orig, int *wire)
 {
     size_t n = 0;
-    for (size_t i = v->w0; i < v->w1; i++) {
-        if (v->tx[i].usd < mina)
-            continue;
-        aml_st *st = aml_stmt(e->s, "SELECT amount_minor, currency FROM transactions WHERE txn_no = ?");
-        if (!st)
-            break;
-        aml_bind_int(st, 1, v->tx[i].no);
-        if (aml_step(st) == AML_ROW) {
-            int64_t amt = aml_col_int(st, 0);
-            const char *cur = aml_col_text(st, 1);
-            const aml_currency *c = aml_currency_find(cur, strlen(cur));
-            int exp = c ? c->exponent : 2;
-            int64_t u = unit;
-            for (int k = 2; k < exp; k++)
-                u *= 10;
-            for (int k = exp; k < 2; k++)
-                u /= 10;
-            if (u > 0 && amt % u == 0) {
-                orig[n] = amt;
-                wire[n] = v->tx[i].ch == CH_WIRE;
-                rd[n++] = i;
-            }
-        }
-        aml_reset(st);
+    orig_amt *am = NULL;
+    imap idx = {0};
+    if (t12_amounts(e, v, mina, &am, &idx)) {
+        free(am);
+        imap_free(&idx);
+        return 0;
     }
+    for (size_t i = v->w0; i < v->w1; i++) {
+        int64_t k;
+        if (v->tx[i].usd < mina || !imap_get(&idx, v->tx[i].no, &k))
+            continue;
+        int64_t amt = am[k - 1].amt, u = unit;
+        for (int x = 2; x < am[k - 1].exp; x++)
+            u *= 10;
+        for (int x = am[k - 1].exp; x < 2; x++)
+            u /= 10;
+        if (u > 0 && amt % u == 0) {
+            orig[n] = amt;
+            wire[n] = v->tx[i].ch == CH_WIRE;
+            rd[n++] = i;
+        }
+    }
+    free(am);
+    imap_free(&idx);
     return n;
 }
 

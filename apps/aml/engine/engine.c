@@ -127,6 +127,58 @@ static int load_context(eng *e, aml_err *err)
     return load_fx(e, err);
 }
 
+struct aml_engine_ctx {
+    eng e; /* only the context is loaded */
+};
+
+/*
+ * A run over a context loaded once (aml_engine_ctx): its reference data is shared, read-only, and its
+ * interned countries are interned again in the same order, so every id is the one a run of its own would give.
+ */
+static int share_context(eng *e, const aml_engine_ctx *c, aml_err *err)
+{
+    const eng *x = &c->e;
+    e->shared = 1;
+    e->daygran = x->daygran;
+    e->jl = x->jl;
+    e->njl = x->njl;
+    e->listed = x->listed;
+    e->any_country = x->any_country;
+    e->any_trade_docs = x->any_trade_docs;
+    e->fx = x->fx;
+    e->nfx = x->nfx;
+    if (imap_init(&e->gidx, 256))
+        return aml_errf(err, "out of memory");
+    for (size_t i = 0; i < x->strs.n; i++)
+        if (eng_intern(&e->strs, x->strs.strs[i]) != (int)i + 1)
+            return aml_errf(err, "out of memory");
+    return 0;
+}
+
+static void eng_free(eng *e);
+
+int aml_engine_ctx_load(aml_store *s, aml_engine_ctx **out, aml_err *err)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return aml_errf(err, "out of memory");
+    (*out)->e.s = s;
+    if (load_context(&(*out)->e, err)) {
+        aml_engine_ctx_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void aml_engine_ctx_free(aml_engine_ctx *c)
+{
+    if (!c)
+        return;
+    eng_free(&c->e);
+    free(c);
+}
+
 static void eng_free(eng *e)
 {
     for (int d = 0; d < 3; d++)
@@ -137,9 +189,11 @@ static void eng_free(eng *e)
     }
     free(e->gnodes);
     imap_free(&e->gidx);
-    imap_free(&e->listed);
-    free(e->jl);
-    free(e->fx);
+    if (!e->shared) {
+        imap_free(&e->listed);
+        free(e->jl);
+        free(e->fx);
+    }
     eng_interner_free(&e->strs);
     if (e->data_hash.ctx) {
         char dummy[65];
@@ -198,6 +252,7 @@ static int run_account(eng *e, int64_t acct, aml_assessment *out, aml_err *err)
     int64_t l0 = aml_mono_ns();
     if (eng_load_view(e, acct, &v, err)) {
         eng_view_free(&v);
+        aml_prefetch_end(e->s);
         return -1;
     }
     int prof = getenv("AML_PROFILE") != NULL; /* per-typology timings on stderr */
@@ -215,6 +270,7 @@ static int run_account(eng *e, int64_t acct, aml_assessment *out, aml_err *err)
         keep_stronger(&out->f[t], &f);
     }
     eng_view_free(&v);
+    aml_prefetch_end(e->s); /* what was sent ahead and not used */
     for (int d = 0; d < 3; d++) {
         free(e->pc[d]);
         e->pc[d] = NULL;
@@ -290,6 +346,12 @@ const char *aml_risk_level(int score)
 int aml_engine_run(aml_store *s, const aml_case_spec *cs, const aml_params *p, unsigned mask, const char *kind,
                    aml_assessment *out, aml_err *err)
 {
+    return aml_engine_run_ctx(s, NULL, cs, p, mask, kind, out, err);
+}
+
+int aml_engine_run_ctx(aml_store *s, const aml_engine_ctx *ctx, const aml_case_spec *cs, const aml_params *p,
+                       unsigned mask, const char *kind, aml_assessment *out, aml_err *err)
+{
     memset(out, 0, sizeof *out);
     out->params = *p;
     out->mask = mask & AML_ALL_TYPOLOGIES;
@@ -300,7 +362,8 @@ int aml_engine_run(aml_store *s, const aml_case_spec *cs, const aml_params *p, u
     e.from = cs->from;
     e.to = cs->to;
     e.lean = kind && strcmp(kind, "scan") == 0;
-    if (aml_sha256_init(&e.data_hash) || load_context(&e, err)) {
+    e.mask = out->mask;
+    if (aml_sha256_init(&e.data_hash) || (ctx ? share_context(&e, ctx, err) : load_context(&e, err))) {
         eng_free(&e);
         return err && err->msg[0] ? -1 : aml_errf(err, "cannot start the engine");
     }

@@ -250,10 +250,8 @@ static void t14_document(fbuild *b, eng *e, const acct_view *v, aml_st *st, doub
     mcp_jw_object_end(&b->mw);
 }
 
-/* The documents metric: the first 200 trade documents of the window, by transaction. @return -1 on a store error. */
-static int t14_documents(fbuild *b, eng *e, const acct_view *v, double thr, t14_sums *s)
-{
-    static const char *const sql =
+/* T14's trade documents of an account in a window (also sent ahead by load.c). */
+const char eng_sql_t14_docs[] =
         "SELECT d.doc_id, t.txn_no, t.booked_at, t.from_acct, t.to_acct, t.amount_base_minor, d.invoice_amount_minor, "
         "d.currency, d.buyer_name, d.seller_name FROM trade_documents d JOIN transactions t ON t.txn_no = d.txn_no "
         "WHERE t.to_acct = ?1 AND t.booked_at BETWEEN ?2 AND ?3 "
@@ -261,7 +259,11 @@ static int t14_documents(fbuild *b, eng *e, const acct_view *v, double thr, t14_
         "SELECT d.doc_id, t.txn_no, t.booked_at, t.from_acct, t.to_acct, t.amount_base_minor, d.invoice_amount_minor, "
         "d.currency, d.buyer_name, d.seller_name FROM trade_documents d JOIN transactions t ON t.txn_no = d.txn_no "
         "WHERE t.from_acct = ?1 AND t.booked_at BETWEEN ?2 AND ?3 ORDER BY 2, 1";
-    aml_st *st = aml_stmt(e->s, sql);
+
+/* The documents metric: the first 200 trade documents of the window, by transaction. @return -1 on a store error. */
+static int t14_documents(fbuild *b, eng *e, const acct_view *v, double thr, t14_sums *s)
+{
+    aml_st *st = aml_stmt(e->s, eng_sql_t14_docs);
     if (!st)
         return -1;
     aml_bind_int(st, 1, v->acct);

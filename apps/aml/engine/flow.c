@@ -893,7 +893,7 @@ static void t13_write_match(fbuild *b, const acct_view *v, const t13_par *p, con
 static int t13_no_history(eng *e, const acct_view *v)
 {
     return !v->has_opened && (!v->ntx || v->tx[0].at >= e->from) &&
-           eng_last_activity_before(e, v->acct, v->load_from) == INT64_MIN;
+           eng_first_activity(e, v->acct) >= v->load_from;
 }
 
 /* T13: credits from payers who are neither account holders nor known counterparties. */

@@ -152,6 +152,13 @@ static void hash_row(eng *e, const etx *t)
     e->hlen += 24;
 }
 
+static const char sql_last_before[] =
+    "SELECT (SELECT max(booked_at) FROM transactions WHERE from_acct = ?1 AND booked_at < ?2), "
+    "(SELECT max(booked_at) FROM transactions WHERE to_acct = ?1 AND booked_at < ?2)";
+
+static const char sql_first[] = "SELECT (SELECT min(booked_at) FROM transactions WHERE from_acct = ?1), "
+                                "(SELECT min(booked_at) FROM transactions WHERE to_acct = ?1)";
+
 /* The order is the covering index's (SQLite reads it without sorting), spelled out so that
  * PostgreSQL returns the same rows in the same order (the digest and a LIMIT depend on it). */
 static const char *const sql_out =
@@ -285,21 +292,81 @@ static int merge_by_time(etx *tx, size_t nout, size_t n)
     return 0;
 }
 
-/* Details of the account's cash transactions (conductor, location, region), by rowid. */
+/* One cash transaction's details as read, before interning. */
+typedef struct cash_detail {
+    int64_t no;
+    char *str[3]; /* conductor, location, region */
+} cash_detail;
+
+static void cash_details_free(cash_detail *d, size_t n, imap *idx)
+{
+    for (size_t k = 0; k < n; k++)
+        for (int j = 0; j < 3; j++)
+            free(d[k].str[j]);
+    free(d);
+    imap_free(idx);
+}
+
+/*
+ * The details of the account's cash transactions in [from, to], in one query for both directions (one round
+ * trip on PostgreSQL instead of one per transaction), keyed by txn_no in idx (index + 1).
+ */
+static const char sql_cash_details[] =
+    "SELECT txn_no, conductor_id, location_id, location_region FROM transactions "
+    "WHERE to_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 AND channel = 'cash' UNION ALL "
+    "SELECT txn_no, conductor_id, location_id, location_region FROM transactions "
+    "WHERE from_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 AND channel = 'cash'";
+
+static int read_cash_details(eng *e, int64_t acct, int64_t from, int64_t to, cash_detail **out, size_t *n, imap *idx)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    aml_st *st = aml_stmt(e->s, sql_cash_details);
+    if (!st || imap_init(idx, 64))
+        return -1;
+    aml_bind_int(st, 1, acct);
+    aml_bind_int(st, 2, from);
+    aml_bind_int(st, 3, to);
+    int rc;
+    while ((rc = aml_step(st)) == AML_ROW) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 32;
+            cash_detail *nd = realloc(*out, nc * sizeof *nd);
+            if (!nd)
+                break;
+            *out = nd;
+            cap = nc;
+        }
+        cash_detail *d = &(*out)[*n];
+        d->no = aml_col_int(st, 0);
+        for (int j = 0; j < 3; j++)
+            d->str[j] = aml_strdup(aml_col_text(st, j + 1));
+        int64_t *slot = imap_slot(idx, d->no);
+        (*n)++;
+        if (!slot || !d->str[0] || !d->str[1] || !d->str[2])
+            break;
+        *slot = (int64_t)*n;
+    }
+    aml_reset(st);
+    return rc == AML_DONE ? 0 : -1;
+}
+
+/* Details of the account's cash transactions (conductor, location, region), interned in transaction order. */
 static int load_cash_details(eng *e, acct_view *v, aml_err *err)
 {
-    size_t n = 0;
+    size_t n = 0, nd = 0;
     for (size_t k = 0; k < v->ntx; k++)
         n += v->tx[k].ch == CH_CASH;
     if (!n)
         return 0;
     v->cash = malloc(n * sizeof *v->cash);
-    if (!v->cash)
-        return aml_errf(err, "out of memory");
-    aml_st *st = aml_stmt(e->s, "SELECT conductor_id, location_id, location_region FROM transactions "
-                                      "WHERE txn_no = ?");
-    if (!st)
-        return aml_errf(err, "%s", aml_errmsg(e->s));
+    cash_detail *d = NULL;
+    imap idx = {0};
+    if (!v->cash || read_cash_details(e, v->acct, v->load_from, e->to, &d, &nd, &idx)) {
+        cash_details_free(d, nd, &idx);
+        return aml_errf(err, "loading cash details of %s: %s", v->id, v->cash ? aml_errmsg(e->s) : "out of memory");
+    }
     for (size_t k = 0; k < v->ntx; k++) {
         const etx *t = &v->tx[k];
         if (t->ch != CH_CASH)
@@ -311,25 +378,27 @@ static int load_cash_details(eng *e, acct_view *v, aml_err *err)
         c->acct = v->acct;
         c->usd = t->usd;
         c->dir = t->dir;
-        aml_reset(st);
-        aml_bind_int(st, 1, t->no);
-        if (aml_step(st) == AML_ROW) {
-            c->conductor = eng_intern(&e->strs, aml_col_text(st, 0));
-            c->location = eng_intern(&e->strs, aml_col_text(st, 1));
-            c->region = eng_intern(&e->strs, aml_col_text(st, 2));
+        int64_t i;
+        if (imap_get(&idx, t->no, &i)) {
+            c->conductor = eng_intern(&e->strs, d[i - 1].str[0]);
+            c->location = eng_intern(&e->strs, d[i - 1].str[1]);
+            c->region = eng_intern(&e->strs, d[i - 1].str[2]);
         }
     }
-    aml_reset(st);
+    cash_details_free(d, nd, &idx);
     return 0;
 }
 
 /* ---- a focus account --------------------------------------------------------- */
 
-/* The account's own row. */
+/* The account's own row, and where its observed history starts (one statement: one round trip). */
+static const char sql_account[] = "SELECT account_id, is_internal, opened_at, opening_deposit_minor, home_region, "
+                                  "country, (SELECT min(observed_from) FROM coverage WHERE acct_no = ?1) "
+                                  "FROM accounts WHERE acct_no = ?1";
+
 static int load_account_row(eng *e, int64_t acct, acct_view *v, aml_err *err)
 {
-    aml_st *st = aml_stmt(e->s, "SELECT account_id, is_internal, opened_at, opening_deposit_minor, "
-                                      "home_region, country FROM accounts WHERE acct_no = ?");
+    aml_st *st = aml_stmt(e->s, sql_account);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     aml_bind_int(st, 1, acct);
@@ -344,27 +413,21 @@ static int load_account_row(eng *e, int64_t acct, acct_view *v, aml_err *err)
     v->opening_deposit = aml_col_int(st, 3);
     v->home_region = eng_intern(&e->strs, aml_col_text(st, 4));
     snprintf(v->country, sizeof v->country, "%s", aml_col_text(st, 5));
-    aml_reset(st);
-    v->obs_from = INT64_MIN;
-    st = aml_stmt(e->s, "SELECT min(observed_from) FROM coverage WHERE acct_no = ?");
-    if (!st)
-        return aml_errf(err, "%s", aml_errmsg(e->s));
-    aml_bind_int(st, 1, acct);
-    if (aml_step(st) == AML_ROW && !aml_col_null(st, 0))
-        v->obs_from = aml_col_int(st, 0);
+    v->obs_from = aml_col_null(st, 6) ? INT64_MIN : aml_col_int(st, 6);
     aml_reset(st);
     v->life_observed = v->obs_from != INT64_MIN && v->has_opened && v->opened_at >= aml_day_start(v->obs_from);
     return 0;
 }
 
 /* Customers: primary role first, then by id; the first one gives the name and the KYC profile. */
+static const char sql_customers[] = "SELECT c.customer_id, c.full_name, c.customer_type, c.occupation, "
+                                    "c.cash_intensive, c.expected_monthly_cash_minor, c.expected_monthly_volume_minor "
+                                    "FROM account_parties p JOIN customers c ON c.customer_id = p.customer_id "
+                                    "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id";
+
 static int load_customers(eng *e, int64_t acct, acct_view *v, aml_err *err)
 {
-    aml_st *st = aml_stmt(e->s, "SELECT c.customer_id, c.full_name, c.customer_type, c.occupation, "
-                                      "c.cash_intensive, c.expected_monthly_cash_minor, "
-                                      "c.expected_monthly_volume_minor "
-                                      "FROM account_parties p JOIN customers c ON c.customer_id = p.customer_id "
-                                      "WHERE p.acct_no = ? ORDER BY p.role <> 'primary', c.customer_id");
+    aml_st *st = aml_stmt(e->s, sql_customers);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     aml_bind_int(st, 1, acct);
@@ -393,11 +456,13 @@ static int load_customers(eng *e, int64_t acct, acct_view *v, aml_err *err)
 }
 
 /* Accounts of the same customers (at least the account itself), ascending. */
+static const char sql_siblings[] = "SELECT DISTINCT p2.acct_no FROM account_parties p1 JOIN account_parties p2 "
+                                   "ON p2.customer_id = p1.customer_id WHERE p1.acct_no = ?";
+
 static int load_siblings(eng *e, int64_t acct, acct_view *v, aml_err *err)
 {
     size_t cap = 0;
-    aml_st *st = aml_stmt(e->s, "SELECT DISTINCT p2.acct_no FROM account_parties p1 JOIN account_parties p2 "
-                                      "ON p2.customer_id = p1.customer_id WHERE p1.acct_no = ?");
+    aml_st *st = aml_stmt(e->s, sql_siblings);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     aml_bind_int(st, 1, acct);
@@ -425,7 +490,7 @@ static int load_siblings(eng *e, int64_t acct, acct_view *v, aml_err *err)
 }
 
 /* The account's transactions from far enough back for every look-back parameter to the window's end. */
-static int load_history(eng *e, int64_t acct, acct_view *v, aml_err *err)
+static int64_t history_from(const eng *e)
 {
     int64_t back = (int64_t)fmax(fmax(P(e, AML_T13, P13_KNOWN_LOOKBACK), P(e, AML_T03, P03_NEW_LOOKBACK)),
                                  P(e, AML_T04, P03_NEW_LOOKBACK));
@@ -433,8 +498,12 @@ static int load_history(eng *e, int64_t acct, acct_view *v, aml_err *err)
     int64_t t11 = e->to - (PI(e, AML_T11, P11_PERIOD) +
                            (int64_t)fmax(P(e, AML_T11, P11_BASELINE_DAYS), P(e, AML_T11, P11_SPIKE_DAYS))) *
                               AML_DAY;
-    if (t11 < from)
-        from = t11;
+    return t11 < from ? t11 : from;
+}
+
+static int load_history(eng *e, int64_t acct, acct_view *v, aml_err *err)
+{
+    int64_t from = history_from(e);
     v->load_from = from;
     size_t tcap = 0;
     if (load_edges(e, acct, DIR_OUT, from, e->to, -1, &v->tx, &v->ntx, &tcap))
@@ -495,8 +564,48 @@ done:
     return rc ? aml_errf(err, "out of memory") : 0;
 }
 
+/* Sends sql ahead with the account and up to three more integers (n of them). */
+static void send_ahead(eng *e, const char *sql, int64_t acct, int n, int64_t a, int64_t b, int64_t c)
+{
+    aml_st *st = aml_stmt(e->s, sql);
+    if (!st)
+        return;
+    int64_t v[3] = {a, b, c};
+    aml_bind_int(st, 1, acct);
+    for (int i = 0; i < n; i++)
+        aml_bind_int(st, i + 2, v[i]);
+    aml_prefetch(st);
+}
+
+/*
+ * Sends ahead the account's queries whose parameters are known before any is read (aml_prefetch: on
+ * PostgreSQL one round trip for all of them instead of one each); each is then run as usual and answered
+ * from what was sent ahead. The typologies' among them only when they run.
+ */
+static void send_view_queries(eng *e, int64_t acct)
+{
+    if (aml_store_backend(e->s) != AML_BACKEND_PG)
+        return;
+    int64_t from = history_from(e);
+    send_ahead(e, sql_account, acct, 0, 0, 0, 0);
+    send_ahead(e, sql_customers, acct, 0, 0, 0, 0);
+    send_ahead(e, sql_siblings, acct, 0, 0, 0, 0);
+    send_ahead(e, sql_out, acct, 3, from, e->to, INT64_MAX);
+    send_ahead(e, sql_in, acct, 3, from, e->to, INT64_MAX);
+    send_ahead(e, sql_cash_details, acct, 2, from, e->to, 0);
+    if (e->mask & (1u << AML_T12))
+        send_ahead(e, eng_sql_t12_amounts, acct, 3, e->from, e->to, PI(e, AML_T12, P12_MIN_AMOUNT));
+    if ((e->mask & (1u << AML_T14)) && e->any_trade_docs)
+        send_ahead(e, eng_sql_t14_docs, acct, 2, e->from, e->to, 0);
+    if (e->mask & (1u << AML_T10))
+        send_ahead(e, sql_last_before, acct, 1, from, 0, 0);
+    if (e->mask & ((1u << AML_T11) | (1u << AML_T13)))
+        send_ahead(e, sql_first, acct, 0, 0, 0, 0);
+}
+
 int eng_load_view(eng *e, int64_t acct, acct_view *v, aml_err *err)
 {
+    send_view_queries(e, acct);
     memset(v, 0, sizeof *v);
     v->acct = acct;
     if (load_account_row(e, acct, v, err) || load_customers(e, acct, v, err) || load_siblings(e, acct, v, err) ||
@@ -573,23 +682,56 @@ gnode *eng_neighbour(eng *e, int64_t acct, int dir, int64_t max_exp, int64_t max
     return g;
 }
 
-/* Two single-table queries, so that SQLite answers each max() with one index seek. */
+/*
+ * Both directions in one statement (one round trip on PostgreSQL); each scalar subquery is a single-table
+ * max() that SQLite and PostgreSQL answer with one index seek. The typologies ask the same question several
+ * times per account: the last answers are remembered for the run (the data does not change during it).
+ */
 int64_t eng_last_activity_before(eng *e, int64_t acct, int64_t t)
 {
-    static const char *const sql[2] = {
-        "SELECT max(booked_at) FROM transactions WHERE from_acct = ?1 AND booked_at < ?2",
-        "SELECT max(booked_at) FROM transactions WHERE to_acct = ?1 AND booked_at < ?2"};
+    for (size_t k = 0; k < e->nlast; k++)
+        if (e->last[k].acct == acct && e->last[k].t == t)
+            return e->last[k].r;
     int64_t r = INT64_MIN;
-    for (int k = 0; k < 2; k++) {
-        aml_st *st = aml_stmt(e->s, sql[k]);
-        if (!st)
-            return INT64_MIN;
-        aml_bind_int(st, 1, acct);
-        aml_bind_int(st, 2, t);
-        if (aml_step(st) == AML_ROW && !aml_col_null(st, 0) &&
-            aml_col_int(st, 0) > r)
-            r = aml_col_int(st, 0);
-        aml_reset(st);
+    aml_st *st = aml_stmt(e->s, sql_last_before);
+    if (!st)
+        return INT64_MIN;
+    aml_bind_int(st, 1, acct);
+    aml_bind_int(st, 2, t);
+    int ok = aml_step(st) == AML_ROW;
+    for (int k = 0; ok && k < 2; k++)
+        if (!aml_col_null(st, k) && aml_col_int(st, k) > r)
+            r = aml_col_int(st, k);
+    aml_reset(st);
+    if (!ok)
+        return r;
+    size_t slot = e->nlast < ENG_LAST_MEMO ? e->nlast++ : (e->last_next++ % ENG_LAST_MEMO);
+    e->last[slot].acct = acct;
+    e->last[slot].t = t;
+    e->last[slot].r = r;
+    return r;
+}
+
+/* The account's earliest transaction (either direction, self-transfers too), INT64_MAX when none; the
+ * answer for the last account asked is remembered. */
+int64_t eng_first_activity(eng *e, int64_t acct)
+{
+    if (e->first_have && e->first_acct == acct)
+        return e->first_at;
+    int64_t r = INT64_MAX;
+    aml_st *st = aml_stmt(e->s, sql_first);
+    if (!st)
+        return r;
+    aml_bind_int(st, 1, acct);
+    int ok = aml_step(st) == AML_ROW;
+    for (int k = 0; ok && k < 2; k++)
+        if (!aml_col_null(st, k) && aml_col_int(st, k) < r)
+            r = aml_col_int(st, k);
+    aml_reset(st);
+    if (ok) {
+        e->first_have = 1;
+        e->first_acct = acct;
+        e->first_at = r;
     }
     return r;
 }

@@ -217,7 +217,7 @@ static int t11_history(eng *e, const acct_view *v, int64_t p0, int64_t hist_need
     int64_t first_seen = v->ntx ? v->tx[0].at : INT64_MAX;
     int history = first_seen != INT64_MAX && first_seen <= p0 - hist_need;
     if (!history && v->ntx && v->load_from <= p0 - hist_need)
-        history = eng_last_activity_before(e, v->acct, p0 - hist_need + 1) != INT64_MIN;
+        history = eng_first_activity(e, v->acct) < p0 - hist_need + 1;
     return history;
 }
 

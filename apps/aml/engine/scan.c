@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Up to this many touched accounts are checked one by one; more, in one pass over the internal accounts. */
+#define SCAN_LOOKUP_MAX 256
+
 /* Union-find over indexes. */
 static size_t uf_find(size_t *parent, size_t i)
 {
@@ -105,6 +108,55 @@ int scan_marks(aml_store *s, scan_run *r, aml_err *err)
     return 0;
 }
 
+/* Few accounts: looked up one by one. */
+static int keep_internal_each(aml_store *s, aml_ivec *accts, aml_err *err)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < accts->n; i++) {
+        aml_st *q = aml_stmt(s, "SELECT is_internal FROM accounts WHERE acct_no = ?");
+        if (!q)
+            return aml_errf(err, "%s", aml_errmsg(s));
+        aml_bind_int(q, 1, accts->v[i]);
+        if (aml_step(q) == AML_ROW && (int)aml_col_int(q, 0))
+            accts->v[k++] = accts->v[i];
+        aml_reset(q);
+    }
+    accts->n = k;
+    return 0;
+}
+
+/*
+ * Keeps the internal accounts of the ascending list. Many accounts: the internal ones are read in one
+ * ascending pass and merged with the list (one query instead of one round trip per account on PostgreSQL).
+ */
+static int keep_internal(aml_store *s, aml_ivec *accts, aml_err *err)
+{
+    if (accts->n < SCAN_LOOKUP_MAX)
+        return keep_internal_each(s, accts, err);
+    aml_st *q = aml_stmt_stream(s, "SELECT acct_no FROM accounts WHERE is_internal <> 0 AND acct_no BETWEEN ? AND ? "
+                                   "ORDER BY acct_no");
+    if (!q)
+        return aml_errf(err, "%s", aml_errmsg(s));
+    aml_bind_int(q, 1, accts->v[0]);
+    aml_bind_int(q, 2, accts->v[accts->n - 1]);
+    size_t i = 0, k = 0;
+    int rc = AML_DONE;
+    while (i < accts->n && (rc = aml_step(q)) == AML_ROW) {
+        int64_t a = aml_col_int(q, 0);
+        while (i < accts->n && accts->v[i] < a)
+            i++;
+        if (i < accts->n && accts->v[i] == a)
+            accts->v[k++] = accts->v[i++];
+    }
+    if (i < accts->n && rc != AML_DONE) {
+        aml_reset(q);
+        return aml_errf(err, "%s", aml_errmsg(s));
+    }
+    aml_reset(q);
+    accts->n = k;
+    return 0;
+}
+
 /* Internal accounts touched by the new transactions of the window, ascending. */
 int scan_touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_err *err)
 {
@@ -127,18 +179,7 @@ int scan_touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_
     }
     aml_reset(q);
     aml_ivec_uniq(accts);
-    size_t k = 0;
-    for (size_t i = 0; i < accts->n; i++) {
-        q = aml_stmt(s, "SELECT is_internal FROM accounts WHERE acct_no = ?");
-        if (!q)
-            break;
-        aml_bind_int(q, 1, accts->v[i]);
-        if (aml_step(q) == AML_ROW && (int)aml_col_int(q, 0))
-            accts->v[k++] = accts->v[i];
-        aml_reset(q);
-    }
-    accts->n = k;
-    return 0;
+    return keep_internal(s, accts, err);
 }
 
 /* ---- evaluating them ---------------------------------------------------------------------- */
@@ -226,12 +267,16 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matche
     aml_params_default(&p);
     /* One read transaction for the whole batch: outside one, SQLite takes and drops its file locks
      * (fcntl, fstat) around every statement, which cost a third of the scan. A deferred (read)
-     * transaction: writers in other threads and processes are not held up. */
+     * transaction: writers in other threads and processes are not held up. The engine's reference data
+     * is read once for the batch (on PostgreSQL each read is a round trip). */
+    aml_engine_ctx *ctx = NULL;
     int rc = aml_exec(s, "BEGIN", err);
+    if (!rc)
+        rc = aml_engine_ctx_load(s, &ctx, err);
     for (size_t i = 0; i < accts->n && !rc; i++) {
         aml_case_spec cs = {NULL, &accts->v[i], 1, r->from, r->to};
         aml_assessment a;
-        if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "scan", &a, err)) {
+        if (aml_engine_run_ctx(s, ctx, &cs, &p, AML_ALL_TYPOLOGIES, "scan", &a, err)) {
             rc = -1;
             break;
         }
@@ -241,6 +286,7 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matche
             rc = aml_errf(err, "out of memory");
         aml_assessment_free(&a);
     }
+    aml_engine_ctx_free(ctx);
     if (rc)
         aml_rollback(s);
     else if (aml_commit(s, err))

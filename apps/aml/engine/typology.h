@@ -167,6 +167,8 @@ typedef struct fxrow {
 struct party;
 
 /* One engine run over a case. */
+#define ENG_LAST_MEMO 8 /* answers of eng_last_activity_before remembered per run */
+
 typedef struct eng {
     aml_store *s;
     struct party *pc[3];      /* T08: the focus account's parties per direction (cached, graph.c) */
@@ -194,6 +196,14 @@ typedef struct eng {
     size_t nfx;
     int oom;
     int lean;                 /* the scan's first pass: no metrics, explanations or data digest */
+    struct {
+        int64_t acct, t, r;
+    } last[ENG_LAST_MEMO];    /* eng_last_activity_before's last answers */
+    size_t nlast, last_next;
+    int shared;               /* jl, fx and listed belong to an aml_engine_ctx */
+    unsigned mask;            /* the typologies that run */
+    int first_have;           /* eng_first_activity's last answer: */
+    int64_t first_acct, first_at;
 } eng;
 
 /* A parameter of typology t, as a real or rounded to an integer. */
@@ -292,6 +302,11 @@ void eng_view_free(acct_view *v);
 int eng_load_cash(eng *e, int64_t acct, int64_t from, int64_t to, cash_row **arr, size_t *n, size_t *cap);
 /** Neighbour edges in one direction, loaded once per run and bounded. NULL when the bound is hit. */
 gnode *eng_neighbour(eng *e, int64_t acct, int dir, int64_t max_exp, int64_t max_edges, int *capped);
+/* SQL texts the loader sends ahead for the typologies that run them (cash.c, exposure.c). */
+extern const char eng_sql_t12_amounts[];
+extern const char eng_sql_t14_docs[];
+/** Earliest activity of an account (INT64_MAX when none): "any activity before t" is first < t. */
+int64_t eng_first_activity(eng *e, int64_t acct);
 /** Latest activity of an account strictly before t (INT64_MIN when none). */
 int64_t eng_last_activity_before(eng *e, int64_t acct, int64_t t);
 

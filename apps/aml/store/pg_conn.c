@@ -16,6 +16,7 @@
 #define PG_CACHE 128          /* statement slots (more than the static texts) */
 #define PG_MAX_PARAMS 32766   /* SQLite's default limit on a placeholder's number */
 #define COPY_BLOCK (64 * 1024) /* bytes buffered before PQputCopyData */
+#define PG_PIPE_MAX 16        /* statements sent ahead in one pipeline (aml_pg_prefetch) */
 
 struct aml_pg_st {
     aml_pg *pg;         /* the connection */
@@ -36,6 +37,9 @@ struct aml_pg_st {
     int cursor_open;    /* a stream's cursor is declared */
     char cursor[32];    /* its name: the statement's and the run's number */
     unsigned runs;      /* runs so far (a cursor an aborted transaction kept cannot clash) */
+    int pend;           /* sent ahead in the open pipeline, its result not read yet */
+    char **sent;        /* the values it was sent ahead with (nparams), or NULL */
+    PGresult *pre;      /* the result of the run sent ahead, kept for the run that binds the same values */
 };
 
 struct aml_pg {
@@ -51,6 +55,8 @@ struct aml_pg {
     int copy_field;            /* fields written in the current COPY row */
     int copy_failed;           /* a put failed: the end reports it */
     unsigned gen;              /* connection generation: a reset re-prepares every statement */
+    aml_pg_st *pipe[PG_PIPE_MAX]; /* statements sent ahead in the open pipeline, in order */
+    int npipe;                 /* how many (0: not in pipeline mode) */
 };
 
 /* ---- URI ---------------------------------------------------------------- */
@@ -249,6 +255,7 @@ void aml_pg_free(aml_pg *pg)
 {
     if (!pg)
         return;
+    pg->npipe = 0;
     for (size_t i = 0; i < PG_CACHE; i++)
         st_free(pg->slots[i]);
     if (pg->conn)
@@ -262,8 +269,11 @@ const char *aml_pg_name(const aml_pg *pg)
     return pg->name;
 }
 
+static void drain(aml_pg *pg);
+
 PGconn *aml_pg_conn(aml_pg *pg)
 {
+    drain(pg);
     return pg->conn;
 }
 
@@ -369,11 +379,20 @@ static void clear_binds(aml_pg_st *st)
     st->nbound = 0;
 }
 
+static void free_vals(char **v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 static void st_free(aml_pg_st *st)
 {
     if (!st)
         return;
     PQclear(st->res);
+    PQclear(st->pre);
+    free_vals(st->sent, st->nparams);
     if (st->vals)
         clear_binds(st);
     free(st->vals);
@@ -476,6 +495,107 @@ void aml_pg_bind_double(aml_pg_st *st, int i, double v)
     aml_pg_bind(st, i, buf, (size_t)n, AML_PG_FLOAT8);
 }
 
+/* ---- statements sent ahead (pipeline mode) ----------------------------------- */
+
+/*
+ * Reads the open pipeline's results into their statements (each keeps its
+ * own in `pre`) and leaves pipeline mode. Everything that uses the
+ * connection otherwise calls this first.
+ */
+static void drain(aml_pg *pg)
+{
+    if (!pg->npipe)
+        return;
+    int sync = PQpipelineSync(pg->conn) == 1;
+    for (int k = 0; k < pg->npipe; k++) {
+        aml_pg_st *st = pg->pipe[k];
+        PGresult *r = sync ? PQgetResult(pg->conn) : NULL;
+        st->pend = 0;
+        st->pre = r;
+        while (r && (r = PQgetResult(pg->conn)) != NULL) /* up to the NULL that ends this statement's results */
+            PQclear(r);
+    }
+    pg->npipe = 0;
+    for (int k = 0; sync && k < 4; k++) { /* the sync point */
+        PGresult *r = PQgetResult(pg->conn);
+        int end = !r || PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+        PQclear(r);
+        if (end)
+            break;
+    }
+    PQexitPipelineMode(pg->conn);
+}
+
+static void drop_pre(aml_pg_st *st)
+{
+    PQclear(st->pre);
+    st->pre = NULL;
+    free_vals(st->sent, st->nparams);
+    st->sent = NULL;
+}
+
+static char **copy_vals(const aml_pg_st *st)
+{
+    char **v = calloc((size_t)(st->nparams ? st->nparams : 1), sizeof *v);
+    for (int i = 0; v && i < st->nparams; i++)
+        if (st->vals[i] && !(v[i] = strdup(st->vals[i]))) {
+            free_vals(v, st->nparams);
+            return NULL;
+        }
+    return v;
+}
+
+static int prepare(aml_pg_st *st);
+
+void aml_pg_prefetch(aml_pg_st *st)
+{
+    aml_pg *pg = st->pg;
+    if (st->stream || st->oneshot || st->pend || pg->npipe == PG_PIPE_MAX || PQstatus(pg->conn) != CONNECTION_OK)
+        return;
+    if (st->prepared != pg->gen) {
+        drain(pg); /* PQprepare waits for its answer: not inside a pipeline */
+        if (prepare(st))
+            return;
+    }
+    drop_pre(st);
+    if (!(st->sent = copy_vals(st)))
+        return;
+    if (!pg->npipe && PQenterPipelineMode(pg->conn) != 1) {
+        drop_pre(st);
+        return;
+    }
+    if (PQsendQueryPrepared(pg->conn, st->name, st->nparams, (const char *const *)st->vals, NULL, NULL, 0) != 1) {
+        drop_pre(st);
+        if (!pg->npipe)
+            PQexitPipelineMode(pg->conn);
+        return;
+    }
+    st->pend = 1;
+    pg->pipe[pg->npipe++] = st;
+}
+
+void aml_pg_prefetch_end(aml_pg *pg)
+{
+    drain(pg);
+    for (size_t i = 0; i < PG_CACHE; i++)
+        if (pg->slots[i])
+            drop_pre(pg->slots[i]);
+}
+
+/* The result sent ahead when it was sent with the values bound now (then it is this run's), else NULL. */
+static PGresult *take_pre(aml_pg_st *st)
+{
+    PGresult *r = st->pre;
+    int same = r && st->sent && PQresultStatus(r) != PGRES_PIPELINE_ABORTED;
+    for (int i = 0; same && i < st->nparams; i++)
+        same = st->sent[i] && st->vals[i] ? strcmp(st->sent[i], st->vals[i]) == 0 : st->sent[i] == st->vals[i];
+    st->pre = NULL;
+    drop_pre(st);
+    if (!same)
+        PQclear(r);
+    return same ? r : NULL;
+}
+
 /* Prepares once per connection, with the parameter types of the first bindings. */
 static int prepare(aml_pg_st *st)
 {
@@ -517,6 +637,7 @@ static int fetch(aml_pg_st *st)
 {
     char sql[64];
     snprintf(sql, sizeof sql, "FETCH FORWARD %d FROM %s", AML_PG_STREAM_BATCH, st->cursor);
+    drain(st->pg);
     PQclear(st->res);
     st->res = NULL;
     if (take_result(st, PQexec(st->pg->conn, sql)))
@@ -556,10 +677,15 @@ static int open_cursor(aml_pg_st *st)
 
 static int execute(aml_pg_st *st)
 {
+    drain(st->pg);
     st->started = 1;
     if (st->stream)
         return open_cursor(st);
-    PGresult *r;
+    PGresult *r = take_pre(st);
+    if (r) {
+        st->exhausted = 1;
+        return take_result(st, r);
+    }
     if (st->oneshot) {
         r = PQexecParams(st->pg->conn, st->text, st->nparams, st->types, (const char *const *)st->vals, NULL, NULL,
                          0);
@@ -582,6 +708,7 @@ static int execute(aml_pg_st *st)
 static void end_stream(aml_pg_st *st)
 {
     aml_pg *pg = st->pg;
+    drain(pg);
     if (st->cursor_open && PQtransactionStatus(pg->conn) != PQTRANS_INERROR &&
         PQstatus(pg->conn) == CONNECTION_OK) {
         char sql[200];
@@ -710,6 +837,7 @@ double aml_pg_col_double(aml_pg_st *st, int i)
 
 int aml_pg_exec(aml_pg *pg, const char *sql)
 {
+    aml_pg_prefetch_end(pg); /* a write or a transaction's end: rows read ahead may be stale */
     PGresult *r = PQexec(pg->conn, sql);
     ExecStatusType k = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (k != PGRES_COMMAND_OK && k != PGRES_TUPLES_OK && k != PGRES_EMPTY_QUERY) {
@@ -733,6 +861,7 @@ int aml_pg_begin(aml_pg *pg)
 
 int aml_pg_commit(aml_pg *pg)
 {
+    drain(pg);
     if (PQtransactionStatus(pg->conn) == PQTRANS_INERROR) {
         /* COMMIT would answer ROLLBACK with success: say what happened instead. */
         char why[400];
@@ -746,12 +875,14 @@ int aml_pg_commit(aml_pg *pg)
 
 void aml_pg_rollback(aml_pg *pg)
 {
+    aml_pg_prefetch_end(pg);
     if (aml_pg_in_tx(pg))
         PQclear(PQexec(pg->conn, "ROLLBACK"));
 }
 
 int aml_pg_in_tx(aml_pg *pg)
 {
+    drain(pg);
     PGTransactionStatusType t = PQtransactionStatus(pg->conn);
     return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
 }
@@ -772,6 +903,7 @@ int aml_pg_copy_begin(aml_pg *pg, const char *sql)
     pg->copylen = 0;
     pg->copy_field = 0;
     pg->copy_failed = 0;
+    aml_pg_prefetch_end(pg);
     PGresult *r = PQexec(pg->conn, sql);
     if (check(pg, r, PGRES_COPY_IN))
         return -1;

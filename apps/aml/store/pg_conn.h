@@ -60,6 +60,15 @@ aml_pg_st *aml_pg_get(aml_pg *pg, const char *sql, int stream);
  */
 aml_pg_st *aml_pg_st_new(aml_pg *pg, const char *sql, int stream, int oneshot);
 void aml_pg_st_free(aml_pg_st *st);
+/**
+ * Sends a bound cached statement ahead (aml_prefetch in store.h): it joins
+ * the open pipeline (libpq pipeline mode), entered here when none is; the
+ * pipeline is read in one go when the connection is next used otherwise,
+ * each statement keeping its result for a run with the same values.
+ */
+void aml_pg_prefetch(aml_pg_st *st);
+/** Reads the open pipeline and drops every result kept for a later run. */
+void aml_pg_prefetch_end(aml_pg *pg);
 /** Runs (at the first step) or advances: AML_ROW, AML_DONE or -1 (aml_pg_errmsg). */
 int aml_pg_step(aml_pg_st *st);
 /** Ends the current run (closing a stream's cursor); the bindings stay. */

@@ -183,6 +183,7 @@ void aml_reset(aml_st *st)
 
 void aml_store_finalize_all(aml_store *s)
 {
+    aml_prefetch_end(s);
     for (size_t i = 0; i < AML_STMT_CACHE; i++) {
         aml_st *st = &s->stmts[i];
         if (st->lite)
@@ -193,8 +194,21 @@ void aml_store_finalize_all(aml_store *s)
     s->nstmts = 0;
 }
 
+void aml_prefetch(aml_st *st)
+{
+    if (st && st->pg && st->s->pg)
+        aml_pg_prefetch(st->pg);
+}
+
+void aml_prefetch_end(aml_store *s)
+{
+    if (s->pg)
+        aml_pg_prefetch_end(s->pg);
+}
+
 void aml_store_idle(aml_store *s)
 {
+    aml_prefetch_end(s);
     for (size_t i = 0; i < AML_STMT_CACHE; i++)
         if (s->stmts[i].sql)
             aml_reset(&s->stmts[i]);

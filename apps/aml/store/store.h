@@ -100,6 +100,23 @@ aml_st *aml_stmt(aml_store *s, const char *sql);
 aml_st *aml_stmt_stream(aml_store *s, const char *sql);
 
 /**
+ * Sends a cached, bound SELECT ahead of its use, so that several queries
+ * whose parameters are known early cost one round trip together. On
+ * PostgreSQL it joins a pipeline (libpq pipeline mode) with the other
+ * statements sent ahead; the pipeline's answers are read when the
+ * connection is next used, and each statement keeps its rows for its next
+ * run: the caller gets it again later with aml_stmt, binds the same values
+ * and steps it as usual, and reads the kept rows without a round trip (with
+ * other values it runs afresh). Kept rows are dropped by aml_prefetch_end,
+ * aml_exec, a transaction's begin, end or rollback and aml_store_idle, so
+ * no write on this connection can be hidden by them. On SQLite a no-op
+ * (each query costs no round trip there).
+ */
+void aml_prefetch(aml_st *st);
+/** Drops every result kept by aml_prefetch (after reading the pipeline). */
+void aml_prefetch_end(aml_store *s);
+
+/**
  * A one-off statement, not cached: for SQL whose text is not one static
  * string (tests, reports). Free it with aml_finalize(). NULL on error.
  */
