@@ -50,7 +50,7 @@ mcp_status mcp__ratelimit_new(mcp__ratelimit **out, double rate, double burst, u
         mcp_free(rl);
         return MCP_ERR_NOMEM;
     }
-    if (RAND_bytes((unsigned char *)&rl->seed, sizeof rl->seed) != 1)
+    if (mcp__random(&rl->seed, sizeof rl->seed) != 0 && RAND_bytes((unsigned char *)&rl->seed, sizeof rl->seed) != 1)
         rl->seed = 0x9E3779B97F4A7C15ull;
     rl->mask = n - 1;
     rl->rate = rate;

@@ -26,7 +26,6 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #define STATE_TTL_MS (10u * 60u * 1000u)   /* a round trip may take a person minutes */
@@ -513,21 +512,11 @@ int mcp__ask_answer(mcp_conn *c, mcp_rpc_msg *m)
 
 mcp_status mcp__server_init_state_key(mcp_server *srv)
 {
-    /* The kernel's CSPRNG first: RAND_bytes() would set up OpenSSL's DRBG
-     * and providers in every server (about 2.4 MB of resident memory) even
-     * if no requestState is ever signed; HMAC() does that on first use. */
-    unsigned char *k = srv->state_key;
-    size_t need = sizeof srv->state_key;
-    while (need) {
-        ssize_t n = getrandom(k, need, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return RAND_bytes(srv->state_key, (int)sizeof srv->state_key) == 1 ? MCP_OK : MCP_ERR_IO;
-        k += n;
-        need -= (size_t)n;
-    }
-    return MCP_OK;
+    /* The kernel's CSPRNG first (mcp__random): HMAC() sets up OpenSSL on
+     * first use, when a requestState is signed. */
+    if (mcp__random(srv->state_key, sizeof srv->state_key) == 0)
+        return MCP_OK;
+    return RAND_bytes(srv->state_key, (int)sizeof srv->state_key) == 1 ? MCP_OK : MCP_ERR_IO;
 }
 
 /* ------------------------------------------------------------------------ */

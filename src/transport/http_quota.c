@@ -34,7 +34,7 @@ mcp_status mcp__quota_new(mcp__quota **out)
     mcp__quota *q = mcp__calloc(1, sizeof *q);
     if (!q)
         return MCP_ERR_NOMEM;
-    if (RAND_bytes((unsigned char *)&q->seed, sizeof q->seed) != 1)
+    if (mcp__random(&q->seed, sizeof q->seed) != 0 && RAND_bytes((unsigned char *)&q->seed, sizeof q->seed) != 1)
         q->seed = (uint64_t)(uintptr_t)q ^ mcp__mono_ns();
     pthread_mutex_init(&q->mu, NULL);
     *out = q;

@@ -1622,7 +1622,7 @@ static mcp_status session_create_with(hreq *r, session **out, mcp__route_fn rout
     if (!s)
         return MCP_ERR_NOMEM;
     unsigned char rnd[16];
-    if (RAND_bytes(rnd, sizeof rnd) != 1) {
+    if (mcp__random(rnd, sizeof rnd) != 0 && RAND_bytes(rnd, sizeof rnd) != 1) {
         mcp_free(s);
         return MCP_ERR_IO;
     }

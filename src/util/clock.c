@@ -1,12 +1,15 @@
 /*
  * Clocks and process-wide settings every layer needs: one monotonic clock
  * for deadlines and intervals, one wall clock for timestamps that leave the
- * process, and SIGPIPE left alone only when the application set it.
+ * process, SIGPIPE left alone only when the application set it, and
+ * random bytes from the kernel.
  */
 #include "util/util.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 uint64_t mcp__mono_ns(void)
@@ -37,4 +40,19 @@ void mcp__ignore_sigpipe(void)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGPIPE, &sa, NULL);
     }
+}
+
+int mcp__random(void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
 }

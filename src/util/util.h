@@ -51,6 +51,15 @@ int mcp__visible_ascii(const char *s, size_t n);
 void mcp__quote_text(char *out, size_t cap, const char *s, size_t n);
 
 /*
+ * n random bytes from the kernel's CSPRNG (getrandom(2), clock.c); 0, or -1
+ * when the kernel refuses (callers then fall back to OpenSSL's RAND_bytes).
+ * Seeds and session IDs come from here: RAND_bytes would set up OpenSSL's
+ * DRBG and providers (about 3 MB of resident libcrypto) in every server,
+ * whether or not it ever verifies a token or signs a requestState.
+ */
+int mcp__random(void *buf, size_t n);
+
+/*
  * libcurl (curl.c), the one thing util takes from outside libc. Initialises
  * libcurl once per process (thread-safe); returns curl_global_init's
  * CURLcode, 0 when ready. Call before a first transfer.
