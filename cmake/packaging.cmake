@@ -113,6 +113,8 @@ This package contains the shared library.")
 # 8.1.1), not by maintainer scripts: CPack writes scripts that call ldconfig
 # for a package with a shared library, and drop_scripts.cmake takes them out
 # again once the package is built (CMake 3.19 and later).
+# libcurl is loaded at run time (dlopen), so dpkg-shlibdeps does not see it.
+set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libcurl4 (>= 7.68)")
 set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/triggers)
 set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/debian/drop_scripts.cmake)
@@ -122,7 +124,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # libmcp.pc requires these modules (Requires.private), and the CMake package
 # looks them up for mcp::mcp_static.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libmcp0 (= ${PROJECT_VERSION}), libpcre2-dev, libssl-dev, libmicrohttpd-dev, libcurl4-openssl-dev | libcurl-dev, pkg-config | pkgconf")
+  "libmcp0 (= ${PROJECT_VERSION}), libpcre2-dev, libssl-dev, libmicrohttpd-dev, pkg-config | pkgconf")
 set(CPACK_DEBIAN_DEV_DESCRIPTION "Model Context Protocol library for C (development files)
 ${MCP_DEB_ABOUT}
 

@@ -8,7 +8,7 @@
 #include "auth/auth_internal.h"
 #include "util/util.h"
 
-#include <curl/curl.h>
+#include "util/curl_api.h"
 #include <string.h>
 #include <strings.h>
 
@@ -82,8 +82,9 @@ mcp_status mcp__auth_http(const char *url, const char *post, const char *user, c
 {
     if (!mcp__auth_url_allowed(url))
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "only https URLs (or http to a loopback host) are fetched");
-    if (mcp__curl_init() != CURLE_OK)
-        return mcp__fail(err, MCP_ERR_IO, 0, 0, "libcurl could not be initialised");
+    CURLcode init = (CURLcode)mcp__curl_init();
+    if (init != CURLE_OK)
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "libcurl could not be initialised: %s", curl_easy_strerror(init));
     CURL *c = curl_easy_init();
     if (!c)
         return mcp__fail(err, MCP_ERR_NOMEM, 0, 0, "out of memory");

@@ -39,7 +39,7 @@
 #include "client/client_internal.h"
 #include "util/util.h"
 
-#include <curl/curl.h>
+#include "util/curl_api.h"
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <pthread.h>
@@ -1149,8 +1149,9 @@ static mcp_status http_do(atomic_int *abort, long timeout_ms, const char *url, c
     memset(r, 0, sizeof *r);
     mcp_buf_init(&r->body, 0);
     r->abort = abort;
-    if (mcp__curl_init() != CURLE_OK) {
-        mcp__say(why, cap, "libcurl failed to initialise");
+    CURLcode init = (CURLcode)mcp__curl_init();
+    if (init != CURLE_OK) {
+        mcp__say(why, cap, "libcurl failed to initialise: %s", curl_easy_strerror(init));
         return MCP_ERR_IO;
     }
     if (abort && atomic_load(abort)) {

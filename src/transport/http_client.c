@@ -47,7 +47,7 @@
 #include "mcp/rpc.h"
 #include "transport/sse.h"
 
-#include <curl/curl.h>
+#include "util/curl_api.h"
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -1663,6 +1663,10 @@ mcp_status mcp_client_connect_http_sized(mcp_client **out, const mcp_client_opts
         http = &http_copy;
     if (!out || !http)
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0, "http: out and http options are required");
+    /* First: the URL checks below parse with libcurl. */
+    CURLcode init = (CURLcode)mcp__curl_init();
+    if (init != CURLE_OK)
+        return mcp__fail(err, MCP_ERR_IO, 0, 0, "http: libcurl failed to initialise: %s", curl_easy_strerror(init));
     mcp_status st = check_url(http->url, err);
     if (st)
         return st;
@@ -1677,9 +1681,6 @@ mcp_status mcp_client_connect_http_sized(mcp_client **out, const mcp_client_opts
         return mcp__fail(err, MCP_ERR_INVALID_ARG, 0, 0,
                          "http: a bearer token goes over https, or plain http:// to loopback only "
                          "(allow_insecure_bearer to override)");
-    CURLcode init = (CURLcode)mcp__curl_init();
-    if (init != CURLE_OK)
-        return mcp__fail(err, MCP_ERR_IO, 0, 0, "http: libcurl failed to initialise: %s", curl_easy_strerror(init));
     mcp__oauth *oa = NULL;
     if (http->oauth && (st = mcp__oauth_new(&oa, http->oauth, http->url, opts ? opts->name : NULL, err)))
         return st;

@@ -60,9 +60,11 @@ void mcp__quote_text(char *out, size_t cap, const char *s, size_t n);
 int mcp__random(void *buf, size_t n);
 
 /*
- * libcurl (curl.c), the one thing util takes from outside libc. Initialises
- * libcurl once per process (thread-safe); returns curl_global_init's
- * CURLcode, 0 when ready. Call before a first transfer.
+ * libcurl (curl.c), the one thing util takes from outside libc, loaded on
+ * first use (curl_api.h). Loads and initialises libcurl once per process
+ * (thread-safe); returns curl_global_init's CURLcode, 0 when ready
+ * (CURLE_FAILED_INIT when libcurl.so.4 could not be loaded:
+ * curl_easy_strerror() of it says why). Call before a first transfer.
  */
 int mcp__curl_init(void);
 

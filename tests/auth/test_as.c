@@ -6,7 +6,9 @@
 #include "test_as.h"
 
 #include <arpa/inet.h>
+#ifndef TAS_NO_CURL
 #include <curl/curl.h>
+#endif
 #include <netinet/in.h>
 #include <microhttpd.h>
 #include <openssl/core_names.h>
@@ -602,6 +604,7 @@ void tas_delay(tas *as, unsigned ms)
     pthread_mutex_unlock(&as->mu);
 }
 
+#ifndef TAS_NO_CURL /* the benchmarks build without libcurl */
 /* libcurl: collect a body. */
 static size_t collect(char *p, size_t size, size_t n, void *ud)
 {
@@ -636,6 +639,7 @@ char *tas_http_issue(tas *as, const char *alg, const char *claims)
     free(body);
     return out;
 }
+#endif
 
 char *tas_public_pem(tas *as, tas_alg alg)
 {

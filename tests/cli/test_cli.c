@@ -859,6 +859,34 @@ static void http_headers_and_token(void)
     ran_free(&r);
 }
 
+/* libmcp loads libcurl on first use: where libcurl.so.4 cannot be loaded
+ * (here an empty file of that name first on the library path), an HTTP
+ * client fails to connect with a message saying so, and nothing crashes. */
+static void no_libcurl(void)
+{
+    char dir[600], lib[700];
+    path_in_work(dir, sizeof dir, "nocurl");
+    mkdir(dir, 0755);
+    snprintf(lib, sizeof lib, "%s/libcurl.so.4", dir);
+    FILE *f = fopen(lib, "w");
+    if (f)
+        fclose(f);
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    char path[1400];
+    snprintf(path, sizeof path, "%s%s%s", dir, saved ? ":" : "", saved ? saved : "");
+    setenv("LD_LIBRARY_PATH", path, 1);
+    ran r = RUN("tools");
+    if (saved)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    free(saved);
+    CHECK(&r, r.status == 3 && r.out[0] == '\0' && contains(r.err, "libcurl could not be loaded"),
+          "without a loadable libcurl: exit 3 naming libcurl");
+    ran_free(&r);
+}
+
 static void http_mode(void)
 {
     founding();
@@ -873,6 +901,7 @@ static void http_mode(void)
     ran r = RUN_RAW("--url", "http://127.0.0.1:9/mcp", "tools");
     CHECK(&r, r.status == 3 && r.out[0] == '\0' && contains(r.err, "cannot connect"), "connection refused exits 3");
     ran_free(&r);
+    no_libcurl();
 }
 
 /* ---- mcp-server-aml ---------------------------------------------------------------------- */
