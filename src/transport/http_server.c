@@ -89,6 +89,11 @@
 #define DEFAULT_STREAM_LINGER_MS 60000u /* a stream whose client left waits this long for it */
 #define DEFAULT_REQUESTS_PER_CLIENT 16u /* requests in flight per client address, and per principal */
 #define DEFAULT_STREAMS_PER_CLIENT 16u  /* open streams (GET, listen) per client address, and per principal */
+/* libmicrohttpd's memory per connection (its default is 32 KiB): the
+ * request head is read into it (a bigger head gets 431) and the response
+ * head written from it; bodies go past it. Resident for every open
+ * connection, so 64 keep-alive connections hold 1 MiB instead of 2. */
+#define CONNECTION_MEMORY (16u << 10)
 #define IN_FLIGHT_RETRY_S 1u            /* Retry-After when over those */
 #define AUTH_THREADS 4u                 /* token checks waiting on the authorization server at once */
 #define AUTH_QUEUE 64u                  /* and queued behind them (then 503) */
@@ -3329,7 +3334,7 @@ static mcp_status start_daemon(mcp_http_server *hs, const mcp_http_opts *o, cons
                                                               : DEFAULT_CONNECTIONS_PER_ADDRESS,
                                MHD_OPTION_CONNECTION_TIMEOUT, hs->conn_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
                                on_connection, hs, MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs,
-                               MHD_OPTION_ARRAY, tls_opts,
+                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY, MHD_OPTION_ARRAY, tls_opts,
                                MHD_OPTION_END);
     if (!hs->mhd) {
         int e = errno;
