@@ -2033,6 +2033,21 @@ static void sse_reader_free(void *cls)
     hreq_unref(r);
 }
 
+/* The JSON answer's response (r->mu held): libmicrohttpd takes the body
+ * the worker left in r->final_json, to free with mcp_free once sent, rather
+ * than a copy of it. */
+static struct MHD_Response *json_answer(hreq *r)
+{
+    if (!r->final_json)
+        return text_response("", 0, "application/json");
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(r->final_len, r->final_json, mcp_free);
+    if (!resp)
+        return NULL;
+    r->final_json = NULL;
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    return resp;
+}
+
 static void add_common_headers(hreq *r, struct MHD_Response *resp)
 {
     if (r->new_session[0])
@@ -2057,7 +2072,7 @@ static enum MHD_Result respond(hreq *r)
         return MHD_YES;
     }
     if (r->mode == MODE_JSON && r->got_final) {
-        resp = text_response(r->final_json ? r->final_json : "", r->final_len, "application/json");
+        resp = json_answer(r);
         status = (unsigned)r->final_status;
     } else if (r->mode == MODE_SSE) {
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_reader, r, sse_reader_free);
