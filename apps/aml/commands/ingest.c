@@ -438,7 +438,8 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
     aml_reset(st);
     if (!in->next_acct)
         in->next_acct = 1;
-    /* PostgreSQL: other writers wait (readers do not) so that "empty" stays true and txn_no ours. */
+    /* PostgreSQL: other writers wait so that "empty" stays true and txn_no ours (readers too, once the bulk
+     * load's DROP INDEX and DROP TRIGGER hold the tables). */
     if (!lite && aml_exec(s, "LOCK TABLE transactions IN EXCLUSIVE MODE", err))
         goto fail_msg;
     st = aml_stmt(s, "SELECT 1 FROM transactions LIMIT 1");
@@ -450,7 +451,7 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
         if (aml_exec(s, "DROP INDEX IF EXISTS tx_from; DROP INDEX IF EXISTS tx_to", err))
             goto fail_msg;
         in->dropped_indexes = 1;
-        if (!lite && bulk_start(in, err))
+        if (!lite && (bulk_start(in, err) || aml_bulk_keys(s, 1, err)))
             goto fail_msg;
     }
     if (load_fx(in, err))
@@ -480,7 +481,8 @@ static int reindex(aml_ingest *in, aml_err *err)
     snprintf(pragma, sizeof pragma, "PRAGMA threads = %ld", cpus > 1 ? (cpus > 8 ? 8 : cpus) : 0);
     if (lite)
         aml_exec(in->s, pragma, NULL);
-    int rc = aml_exec(in->s, sql_index_from, err) || aml_exec(in->s, sql_index_to, err);
+    int rc = aml_exec(in->s, sql_index_from, err) || aml_exec(in->s, sql_index_to, err) ||
+             (in->bulk && aml_bulk_keys(in->s, 0, err));
     if (lite)
         aml_exec(in->s, "PRAGMA threads = 0", NULL);
     if (rc)

@@ -66,6 +66,11 @@ int aml_copy_end(aml_store *s, aml_err *err)
     return copy_result(s, aml_pg_copy_end(s->pg, NULL), err);
 }
 
+int aml_bulk_keys(aml_store *s, int given, aml_err *err)
+{
+    return s->pg ? copy_result(s, aml_pg_bulk_keys(s->pg, given), err) : 0;
+}
+
 void aml_copy_abort(aml_store *s, const char *why)
 {
     if (s->pg)

@@ -373,6 +373,18 @@ static const char *const *const pg_migrations[AML_SCHEMA_VERSION] = {
     pg_migration_7,
 };
 
+/* A bulk load's rowid triggers: dropped while it gives every key (COPY inserts row by row, not in batches, into
+ * a table with a BEFORE ROW trigger), created again before its commit (aml_pg_bulk_keys). */
+static const char *const bulk_keys_sql[2] = {
+    ROWID("transactions", "txn_no") ROWID("accounts", "acct_no"),
+    "DROP TRIGGER transactions_rowid ON transactions; DROP TRIGGER accounts_rowid ON accounts",
+};
+
+int aml_pg_bulk_keys(aml_pg *pg, int given)
+{
+    return aml_pg_exec(pg, bulk_keys_sql[given ? 1 : 0]);
+}
+
 /* ---- opening ------------------------------------------------------------- */
 
 /* What the current schema holds. */

@@ -191,6 +191,16 @@ void aml_copy_null(aml_store *s);
 int aml_copy_row_end(aml_store *s, aml_err *err);
 int aml_copy_put(aml_store *s, const char *data, size_t n, aml_err *err);
 int aml_copy_end(aml_store *s, aml_err *err);
+/**
+ * A bulk load that gives every key itself, inside its transaction
+ * (PostgreSQL): given = 1 drops the rowid triggers of transactions and
+ * accounts (with a BEFORE ROW trigger on the table COPY inserts row by row
+ * instead of in batches), given = 0 creates them again before the commit
+ * (a rollback restores them anyway). Meanwhile an INSERT without its key
+ * fails on the NOT NULL key, and both tables are held exclusively until the
+ * transaction ends. A no-op on SQLite.
+ */
+int aml_bulk_keys(aml_store *s, int given, aml_err *err);
 /** Cancels an open COPY: nothing of it is kept. */
 void aml_copy_abort(aml_store *s, const char *why);
 
