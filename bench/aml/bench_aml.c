@@ -339,7 +339,7 @@ static int child_measure(const char *db, const char *case_id, result *r)
         aml_store_close(s);
         return 0;
     }
-    aml_app app = {s, "bench", NULL};
+    aml_app app = {s, "bench", NULL, NULL, NULL};
     mcp_server_opts so;
     memset(&so, 0, sizeof so);
     so.workers = 1;

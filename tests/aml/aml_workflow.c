@@ -367,7 +367,7 @@ static void test_http_two_subjects(void)
     aml_err aerr = {{0}};
     CHECK(tas_start(&g_as, 1) == 0);
     CHECK(aml_demo_store(&store, &aerr) == 0);
-    aml_app app = {store, "unused", NULL};
+    aml_app app = {store, "unused", NULL, NULL, NULL};
     mcp_server_opts so;
     aml_server_opts(&so, &app);
     so.log = quiet;

@@ -364,7 +364,7 @@ static void test_mcp_tools(void)
     T_TRUE(id != NULL);
     char case_id[AML_CASE_ID_MAX + 1];
     snprintf(case_id, sizeof case_id, "%s", id);
-    aml_app app = {demo, "test", NULL};
+    aml_app app = {demo, "test", NULL, NULL, NULL};
     mcp_server *srv;
     mcp_server_opts so;
     memset(&so, 0, sizeof so);

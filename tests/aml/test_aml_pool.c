@@ -184,7 +184,7 @@ static char *answer_of(const char *f, int i) /* mcp_free */
 /* Runs every call on a server over a pool of `pool` connections to `where`, all at once or one by one. */
 static int run_calls(const char *where, unsigned pool, int concurrent, char **answers, unsigned *peak)
 {
-    aml_app app = {NULL, "pool-test", NULL};
+    aml_app app = {NULL, "pool-test", NULL, NULL, NULL};
     aml_store *first;
     aml_err err = {{0}};
     if (aml_store_open(&first, where, 0, &err) || aml_pool_new(&app.pool, first, where, 0, pool, &err)) {

@@ -417,7 +417,8 @@ async function helloChecks(check, p, target, era) {
 }
 
 const AML_TOOLS = ['listCases', 'listTypologies', 'assessTypology', 'assessCase', 'draftSar', 'traceFunds', 'caseGraph',
-    'screenEntity', 'screenCase', 'dismissScreeningHit', 'assignCase', 'closeCase', 'reviewClosure', 'suppressAlert'];
+    'screenEntity', 'screenCase', 'dismissScreeningHit', 'assignCase', 'closeCase', 'reviewClosure', 'suppressAlert',
+    'runScan']; /* importTransactions only with --import-dir */
 const AML_APP_TOOLS = ['assessCase', 'caseGraph', 'traceFunds']; /* linked to the MCP App ui://aml/case-view */
 
 /*

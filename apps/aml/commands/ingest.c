@@ -2270,3 +2270,26 @@ int aml_import(aml_store *s, aml_format fmt, const char *const *paths, size_t np
     free(kinds);
     return rc;
 }
+
+int aml_import_files(aml_store *s, const char *format, const char *const *paths, size_t npaths,
+                     int (*on_progress)(void *ud, uint64_t done, uint64_t total), void *ud,
+                     aml_import_counts *out, aml_err *err)
+{
+    aml_format fmt;
+    if (!format || aml_format_parse(format, &fmt))
+        return aml_errf(err, "unknown format '%s' (native, amlworld or amlsim)", format ? format : "");
+    aml_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.source = format;
+    o.on_progress = on_progress;
+    o.progress_ud = ud;
+    aml_ingest_stats st;
+    memset(&st, 0, sizeof st);
+    if (aml_import(s, fmt, paths, npaths, &o, NULL, &st, err))
+        return -1;
+    out->rows = st.rows;
+    out->transactions = st.transactions;
+    out->accounts = st.accounts;
+    out->customers = st.customers;
+    return 0;
+}

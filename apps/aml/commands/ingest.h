@@ -11,6 +11,7 @@
 #define AML_INGEST_H
 
 #include "store/store.h"
+#include "tools/tools.h"
 
 typedef struct aml_ingest aml_ingest;
 
@@ -134,6 +135,15 @@ int aml_format_parse(const char *name, aml_format *out);
  */
 int aml_import(aml_store *s, aml_format fmt, const char *const *paths, size_t npaths, const aml_ingest_opts *o,
                FILE *report, aml_ingest_stats *stats, aml_err *err);
+
+/**
+ * The import of mcp-server-aml's importTransactions tool (an aml_import_fn,
+ * tools/tools.h): aml_import of `paths` in `format` with on_progress, bad
+ * rows fatal, no report.
+ */
+int aml_import_files(aml_store *s, const char *format, const char *const *paths, size_t npaths,
+                     int (*on_progress)(void *ud, uint64_t done, uint64_t total), void *ud,
+                     aml_import_counts *out, aml_err *err);
 
 /* The native CSV record types, for writers (gen) and the docs. */
 extern const char *const aml_native_headers[];

@@ -3,6 +3,7 @@
  * subcommands build and inspect case stores.
  *
  *   mcp-server-aml [--db FILE] [--http [HOST:]PORT] [--metrics [HOST:]PORT] [--transcript FILE] [--actor NAME] [--pool N]
+ *                  [--import-dir DIR]
  *   mcp-server-aml import --db FILE --format native|amlworld|amlsim [--skip-bad-rows] [--history-from DATE|first-activity] PATH...
  *   mcp-server-aml gen [--seed N] [--customers N] [--days N] [--inject T01,...] [--instances N]
  *                      [--lookalikes N] [--start DATE] [--format native|amlworld] (--out FILE | --db FILE)
@@ -22,25 +23,29 @@
 #include "commands/eval.h"
 #include "commands/filing.h"
 #include "commands/gen.h"
+#include "commands/ingest.h"
 #include "engine/scan.h"
 #include "engine/trail.h"
 #include "screen/lists.h"
 #include "tools/tools.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage[] =
     "usage:\n"
     "  mcp-server-aml [--db FILE] [--http [HOST:]PORT [AUTH] [LIMITS]] [--transcript FILE] [--actor NAME]\n"
-    "                 [--pool N] [--metrics [HOST:]PORT]\n"
+    "                 [--pool N] [--metrics [HOST:]PORT] [--import-dir DIR]\n"
     "      serve MCP over stdio (without --db: an in-memory demo store); --pool N: connections to the\n"
     "      store lent to tool calls (default: the number of cores; one for the in-memory store); over\n"
     "      HTTP with OAuth when AUTH options are given (tools need aml.read, aml.assess or aml.sar;\n"
     "      the audit log records the token's subject); --metrics [HOST:]PORT serves Prometheus metrics\n"
-    "      at GET /metrics there:\n" MCP_AUTH_ARGS_HELP
+    "      at GET /metrics there; --import-dir DIR adds the tool importTransactions, which imports\n"
+    "      files under DIR only (at most 4 GiB a call):\n" MCP_AUTH_ARGS_HELP
     "      LIMITS (HTTP; docs/http.md, \"Limits\"):\n"
     "        --trust-proxy ADDR[,ADDR]  reverse proxies whose X-Forwarded-For names the client\n"
     "        --max-queue-bytes N        unsent SSE bytes per request (default 1 MiB)\n"
@@ -725,6 +730,19 @@ static int serve_pool(const char *db, long size, aml_app *app)
     return 0;
 }
 
+/* --import-dir DIR: importTransactions reads files under DIR's real path (tools/jobs_tools.c). 0 or -1. */
+static int import_dir(const char *dir, char *real, aml_app *app)
+{
+    struct stat sb;
+    if (!realpath(dir, real) || stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "mcp-server-aml: --import-dir %s: not a folder\n", dir);
+        return -1;
+    }
+    app->import_dir = real;
+    app->import = aml_import_files;
+    return 0;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     const char *db = NULL;
@@ -734,6 +752,7 @@ static int cmd_serve(int argc, char **argv)
     memset(&app, 0, sizeof app);
     app.actor = "stdio-client";
     long pool = 0;
+    char import_real[PATH_MAX];
     mcp_auth_opts auth;
     memset(&auth, 0, sizeof auth);
     for (int i = 1; i < argc; i++) {
@@ -764,7 +783,7 @@ static int cmd_serve(int argc, char **argv)
             continue;
         }
         if (strcmp(a, "--db") && strcmp(a, "--http") && strcmp(a, "--transcript") && strcmp(a, "--actor") &&
-            strcmp(a, "--pool") && strcmp(a, "--metrics")) {
+            strcmp(a, "--pool") && strcmp(a, "--metrics") && strcmp(a, "--import-dir")) {
             fprintf(stderr, "mcp-server-aml: unknown option or command %s\n", a);
             return die_usage(NULL);
         }
@@ -782,6 +801,8 @@ static int cmd_serve(int argc, char **argv)
             so.metrics = v;
         else if (strcmp(a, "--actor") == 0)
             app.actor = v;
+        else if (strcmp(a, "--import-dir") == 0 && import_dir(v, import_real, &app))
+            return die_usage(NULL);
     }
     if ((so.trust_proxy || so.max_queue_bytes || so.max_replay_bytes || so.max_buffer_bytes) && !so.http) {
         fprintf(stderr, "mcp-server-aml: --trust-proxy and --max-*-bytes need --http\n");

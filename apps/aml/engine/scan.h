@@ -55,6 +55,15 @@ typedef struct aml_scan_opts {
      */
     int (*on_batch)(void *ud, int64_t done, int64_t total);
     void *ud;
+    /**
+     * Called with on = 1 before and on = 0 after each writing transaction
+     * on the caller's connection `s` (opening the job, claiming a batch,
+     * keeping a batch, making the cases), never while evaluating a batch:
+     * a server passes its write lock (tools.h aml_app_write_lock) so that
+     * other tool calls keep writing between batches. NULL: none. Threads
+     * of jobs > 1 call it too, with their own connections. Gets `ud`.
+     */
+    void (*write_lock)(void *ud, aml_store *s, int on);
 } aml_scan_opts;
 
 typedef struct aml_scan_stats {
@@ -67,6 +76,7 @@ typedef struct aml_scan_stats {
     int64_t accounts_here;         /* evaluated by this process */
     int stopped;                   /* cancelled or max_batches: the job is not done */
     int made_cases;                /* this process made the job's cases (else another did) */
+    int64_t window_from, window_to; /* the job's window (seconds) */
 } aml_scan_stats;
 
 /**

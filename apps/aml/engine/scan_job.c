@@ -43,6 +43,13 @@ static int64_t db_now(aml_store *s)
     return now ? now : (int64_t)time(NULL);
 }
 
+/* Around a writing transaction on s: the caller's write lock, if any (scan.h). */
+static void wlock(const aml_scan_opts *o, aml_store *s, int on)
+{
+    if (o->write_lock)
+        o->write_lock(o->ud, s, on);
+}
+
 /* ---- opening a job ---------------------------------------------------------------- */
 
 static int job_load(aml_store *s, int64_t job_id, scan_run *r, aml_err *err)
@@ -378,8 +385,12 @@ static int run_batch(aml_store *s, scan_shared *sh, const char *me, const claim 
     matches m;
     memset(&m, 0, sizeof m);
     int64_t evaluated = 0;
-    int rc = scan_evaluate(s, &sh->r, &c->accts, &m, &evaluated, err);
-    int kept = rc ? -1 : batch_done(s, &sh->r, me, c, &m, evaluated, err);
+    int rc = scan_evaluate(s, &sh->r, &c->accts, &m, &evaluated, err), kept = -1;
+    if (!rc) {
+        wlock(sh->o, s, 1);
+        kept = batch_done(s, &sh->r, me, c, &m, evaluated, err);
+        wlock(sh->o, s, 0);
+    }
     scan_matches_free(&m);
     if (kept < 0)
         return -1;
@@ -398,7 +409,9 @@ static int work(aml_store *s, scan_shared *sh, const char *me, aml_err *err)
     memset(&c, 0, sizeof c);
     int rc = 0;
     while (!rc && !stopping(sh)) {
+        wlock(sh->o, s, 1);
         int got = claim_next(s, sh, me, &c, err);
+        wlock(sh->o, s, 0);
         if (got < 0) {
             rc = -1;
         } else if (got) {
@@ -619,7 +632,9 @@ static int scan_job(aml_store *s, scan_shared *sh, aml_scan_stats *st, aml_err *
     st->stopped = !rc && sh->stop;
     if (rc || st->stopped)
         return rc;
+    wlock(sh->o, s, 1);
     rc = finish_job(s, &sh->r, st, err);
+    wlock(sh->o, s, 0);
     st->made_cases = rc == 1;
     return rc < 0 ? -1 : 0;
 }
@@ -635,7 +650,9 @@ int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *st
     sh.r.actor = o->actor ? o->actor : "scan";
     if (gethostname(sh.host, sizeof sh.host - 1))
         snprintf(sh.host, sizeof sh.host, "localhost");
+    wlock(o, s, 1);
     int rc = job_open(s, o, &sh.r, err);
+    wlock(o, s, 0);
     if (rc > 0 && out)
         fprintf(out, "scan: the store has no transactions\n");
     if (rc == 0) {
@@ -644,6 +661,8 @@ int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *st
         pthread_mutex_destroy(&sh.mu);
     }
     st.seconds = (double)(aml_mono_ns() - t0) / 1e9;
+    st.window_from = sh.r.from;
+    st.window_to = sh.r.to;
     if (!rc && out && st.made_cases)
         scan_print_summary(out, &sh.r, &st);
     else if (!rc && out && st.job_id)

@@ -33,6 +33,8 @@ static const aml_tool_scope scopes[] = {
     {"screenEntity", "aml.read"},
     {"screenCase", "aml.assess"},
     {"dismissScreeningHit", "aml.assess"},
+    {"runScan", "aml.assess"},
+    {"importTransactions", "aml.assess"},
     {"resource:aml://cases/{caseId}", "aml.read"},
     {"resource:aml://typologies", "aml.read"},
     {"resource:aml://cases/{caseId}/graph.{format}", "aml.read"},
@@ -913,6 +915,8 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
         (st = aml_screen_tools_register(srv, app, err)) != MCP_OK)
         goto done;
     if ((st = aml_workflow_tools_register(srv, app, err)) != MCP_OK)
+        goto done;
+    if ((st = aml_jobs_tools_register(srv, app, err)) != MCP_OK)
         goto done;
     st = MCP_OK;
 done:

@@ -19,11 +19,36 @@ typedef struct aml_tool_scope {
 /** The scope table (NULL-terminated). */
 const aml_tool_scope *aml_tool_scopes(void);
 
+/* What importTransactions reports (jobs_tools.c). */
+typedef struct aml_import_counts {
+    uint64_t rows, transactions, accounts, customers;
+} aml_import_counts;
+
+/*
+ * The import importTransactions runs: the files `paths` in format `format`
+ * (native, amlworld, amlsim) in one transaction on `s`; on_progress(ud,
+ * bytes read, bytes in all) now and then, whose nonzero return cancels it
+ * (nothing kept). 0, or -1 with err. The commands layer provides it
+ * (commands/ingest.h aml_import_files), so tools need not include it.
+ */
+typedef int (*aml_import_fn)(aml_store *s, const char *format, const char *const *paths, size_t npaths,
+                             int (*on_progress)(void *ud, uint64_t done, uint64_t total), void *ud,
+                             aml_import_counts *out, aml_err *err);
+
+/* The most bytes one importTransactions call reads (all its files together): 4 GiB. */
+#define AML_IMPORT_MAX_BYTES (4ull << 30)
+/* The most files of a folder one importTransactions call takes. */
+#define AML_IMPORT_MAX_FILES 64
+
 /* What the tools share. */
 typedef struct aml_app {
     aml_store *store;   /* the case store when pool is NULL (its lock serialises tool calls) */
     const char *actor;  /* who calls, for the audit log (see docs/aml.md on caller identity) */
     aml_pool *pool;     /* connections lent to tool calls (store/pool.h), or NULL */
+    /* importTransactions (registered only when both are set): the folder (an absolute path with no
+     * symbolic links, as realpath(3) gives it) its paths are resolved under, and the import. */
+    const char *import_dir;
+    aml_import_fn import;
 } aml_app;
 
 /*
@@ -50,6 +75,9 @@ mcp_status aml_graph_tools_register(mcp_server *srv, aml_app *app, mcp_error *er
 
 /** Registers screenEntity, screenCase and dismissScreeningHit (screen_tools.c). */
 mcp_status aml_screen_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
+
+/** Registers runScan, and importTransactions when app->import_dir and app->import are set (jobs_tools.c). */
+mcp_status aml_jobs_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 
 /* Server options for the AML server over `app`: its name and instructions,
  * and the audit of tool calls refused before any handler ran. */
