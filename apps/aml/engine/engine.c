@@ -26,11 +26,28 @@ static const typology_fn typologies[AML_NTYP] = {
 
 /* ---- the run's reference data ------------------------------------------------------ */
 
+static const char sql_jl[] = "SELECT list_name, country, effective_from, effective_to FROM jurisdiction_lists "
+                             "ORDER BY list_name, country, effective_from";
+static const char sql_listed[] = "SELECT acct_no, country FROM accounts WHERE country IN "
+                                 "(SELECT country FROM jurisdiction_lists) ORDER BY acct_no";
+static const char sql_any_country[] = "SELECT 1 FROM accounts WHERE country IS NOT NULL LIMIT 1";
+static const char sql_any_docs[] = "SELECT 1 FROM trade_documents LIMIT 1";
+static const char sql_fx[] = "SELECT currency, rate_date, usd_num, usd_den FROM fx_rates ORDER BY currency, rate_date";
+
+/* The context's queries, sent ahead together (aml_prefetch: one round trip on PostgreSQL for all five). */
+static void send_context_queries(eng *e)
+{
+    static const char *const sql[] = {sql_jl, sql_listed, sql_any_country, sql_any_docs, sql_fx};
+    if (aml_store_backend(e->s) != AML_BACKEND_PG)
+        return;
+    for (size_t k = 0; k < sizeof sql / sizeof *sql; k++)
+        aml_prefetch(aml_stmt(e->s, sql[k]));
+}
+
 /* Dated jurisdiction list entries. */
 static int load_jurisdictions(eng *e, aml_err *err)
 {
-    aml_st *st = aml_stmt(e->s, "SELECT list_name, country, effective_from, effective_to FROM jurisdiction_lists "
-                                      "ORDER BY list_name, country, effective_from");
+    aml_st *st = aml_stmt(e->s, sql_jl);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     size_t cap = 0;
@@ -62,8 +79,7 @@ static int load_jurisdictions(eng *e, aml_err *err)
 /* Accounts in a country that is on some list, and whether the store has countries and trade documents. */
 static int load_flags(eng *e, aml_err *err)
 {
-    aml_st *st = aml_stmt(e->s, "SELECT acct_no, country FROM accounts WHERE country IN "
-                                      "(SELECT country FROM jurisdiction_lists) ORDER BY acct_no");
+    aml_st *st = aml_stmt(e->s, sql_listed);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     while (aml_step(st) == AML_ROW) {
@@ -72,12 +88,12 @@ static int load_flags(eng *e, aml_err *err)
             *slot = eng_intern(&e->strs, aml_col_text(st, 1));
     }
     aml_reset(st);
-    st = aml_stmt(e->s, "SELECT 1 FROM accounts WHERE country IS NOT NULL LIMIT 1");
+    st = aml_stmt(e->s, sql_any_country);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     e->any_country = aml_step(st) == AML_ROW;
     aml_reset(st);
-    st = aml_stmt(e->s, "SELECT 1 FROM trade_documents LIMIT 1");
+    st = aml_stmt(e->s, sql_any_docs);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     e->any_trade_docs = aml_step(st) == AML_ROW;
@@ -88,8 +104,7 @@ static int load_flags(eng *e, aml_err *err)
 /* Dated FX rates (T14 converts invoices with them). */
 static int load_fx(eng *e, aml_err *err)
 {
-    aml_st *st = aml_stmt(e->s, "SELECT currency, rate_date, usd_num, usd_den FROM fx_rates "
-                                      "ORDER BY currency, rate_date");
+    aml_st *st = aml_stmt(e->s, sql_fx);
     if (!st)
         return aml_errf(err, "%s", aml_errmsg(e->s));
     size_t cap = 0;
@@ -117,6 +132,7 @@ static int load_fx(eng *e, aml_err *err)
 static int load_context(eng *e, aml_err *err)
 {
     char v[16];
+    send_context_queries(e);
     e->daygran = aml_meta_get(e->s, "data.day_precision", v, sizeof v) == 0 && strcmp(v, "1") == 0;
     if (load_jurisdictions(e, err))
         return -1;
@@ -164,6 +180,7 @@ int aml_engine_ctx_load(aml_store *s, aml_engine_ctx **out, aml_err *err)
         return aml_errf(err, "out of memory");
     (*out)->e.s = s;
     if (load_context(&(*out)->e, err)) {
+        aml_prefetch_end(s);
         aml_engine_ctx_free(*out);
         *out = NULL;
         return -1;
@@ -364,6 +381,7 @@ int aml_engine_run_ctx(aml_store *s, const aml_engine_ctx *ctx, const aml_case_s
     e.lean = kind && strcmp(kind, "scan") == 0;
     e.mask = out->mask;
     if (aml_sha256_init(&e.data_hash) || (ctx ? share_context(&e, ctx, err) : load_context(&e, err))) {
+        aml_prefetch_end(s);
         eng_free(&e);
         return err && err->msg[0] ? -1 : aml_errf(err, "cannot start the engine");
     }
