@@ -98,15 +98,16 @@ static long rss_kib(void)
     return kib;
 }
 
+/* The 4 KiB message of every progress notification (filled by main, before any thread). */
+static char g_chatter_msg[4097];
+
 /* Progress notifications of 4 KiB each until cancelled (at most `n`, 96 MiB
  * by default), `ms` apart. */
 static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
 {
     (void)ud;
     __atomic_fetch_add(&g_chatter_running, 1, __ATOMIC_RELAXED);
-    static char msg[4097];
-    if (!msg[0])
-        memset(msg, 'x', sizeof msg - 1);
+    const char *msg = g_chatter_msg;
     long n = (long)mcp_json_int(mcp_json_get(args, "n"));
     if (n <= 0)
         n = 24576;
@@ -372,13 +373,20 @@ static void budget_test(void)
     long rss0 = rss_kib(), peak = rss0;
     __atomic_store_n(&g_chatter_cancelled, 0, __ATOMIC_RELAXED);
     int fds[BUDGET_READERS];
+    int logged0 = LOAD(g_log_budget) + LOAD(g_log_request_cap);
     for (int i = 0; i < BUDGET_READERS; i++)
         fds[i] = chatter_nonreader(30 + i);
     uint64_t t0 = now_us();
-    int eofs = 0;
-    for (int i = 0; i < BUDGET_READERS; i++) {
+    /* Nothing is read until the server has logged closing every stream:
+     * reading one early would make it a (slow) reader, whose queue stays
+     * short while the instrumented builds' chatter is slow. */
+    while (LOAD(g_log_budget) + LOAD(g_log_request_cap) - logged0 < BUDGET_READERS && now_us() - t0 < 30000000u) {
         long r = rss_kib();
         peak = r > peak ? r : peak;
+        sleep_ms(20);
+    }
+    int eofs = 0;
+    for (int i = 0; i < BUDGET_READERS; i++) {
         eofs += fds[i] >= 0 && closed_by_server(fds[i], 10000);
         close(fds[i]);
     }
@@ -776,6 +784,7 @@ static void over_budget_test(void)
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    memset(g_chatter_msg, 'x', sizeof g_chatter_msg - 1);
     int probe = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);

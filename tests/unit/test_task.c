@@ -157,17 +157,44 @@ static void quiet(mcp_log_level level, const char *message, void *ud)
 }
 
 static atomic_int g_reports;
+/* Reports come from the workers, after the answer went out: the slots
+ * are written and read under g_report_mu, and read with report_wait. */
+static pthread_mutex_t g_report_mu = PTHREAD_MUTEX_INITIALIZER;
 static char g_report_trace[128]; /* traceparent of the last "traced" report */
 static char g_slow_trace[128];   /* traceparent of the last "slow" report */
 static void count_report(const mcp_call_report *r, void *ud)
 {
     (void)ud;
+    pthread_mutex_lock(&g_report_mu);
     if (strcmp(r->tool, "slow") == 0) {
         atomic_fetch_add(&g_reports, 1);
         snprintf(g_slow_trace, sizeof g_slow_trace, "%s", r->traceparent ? r->traceparent : "none");
     }
     if (strcmp(r->tool, "traced") == 0)
         snprintf(g_report_trace, sizeof g_report_trace, "%s", r->traceparent ? r->traceparent : "none");
+    pthread_mutex_unlock(&g_report_mu);
+}
+
+static void report_set(char *slot, const char *text)
+{
+    pthread_mutex_lock(&g_report_mu);
+    snprintf(slot, 128, "%s", text);
+    pthread_mutex_unlock(&g_report_mu);
+}
+
+/* A copy of `slot` once it reads `want`, or after 3 s whatever it reads. */
+static const char *report_wait(const char *slot, const char *want)
+{
+    static char copy[128];
+    for (int i = 0; i < 300; i++) {
+        pthread_mutex_lock(&g_report_mu);
+        snprintf(copy, sizeof copy, "%s", slot);
+        pthread_mutex_unlock(&g_report_mu);
+        if (strcmp(copy, want) == 0)
+            break;
+        sleep_ms(10);
+    }
+    return copy;
 }
 
 /* Echoes the call's trace context: "traceparent|tracestate", "none" for an absent one. */
@@ -332,9 +359,9 @@ static void test_bounded_per_principal(void)
 static void test_ttl_sweeps(void)
 {
     world w;
-    world_open(&w, 150, 0);
+    world_open(&w, 1000, 0); /* long enough for the first look on a loaded machine */
     mcp_json_doc *d = request(w.conn, &w.f, NULL, 1, "tools/call", "\"name\":\"slow\",\"arguments\":{\"ms\":0}", 1);
-    T_EQ_INT(mcp_json_int(mcp_json_get(result_of(d), "ttlMs")), 150);
+    T_EQ_INT(mcp_json_int(mcp_json_get(result_of(d), "ttlMs")), 1000);
     T_TRUE(mcp_json_int(mcp_json_get(result_of(d), "pollIntervalMs")) > 0);
     char id[64], st[40];
     task_id(d, id, sizeof id);
@@ -342,7 +369,7 @@ static void test_ttl_sweeps(void)
     sleep_ms(60);
     status_of(w.conn, &w.f, NULL, 2, id, st, sizeof st);
     T_EQ_STR(st, "completed");
-    sleep_ms(150);
+    sleep_ms(1000);
     status_of(w.conn, &w.f, NULL, 3, id, st, sizeof st);
     T_EQ_STR(st, "(error)");
     world_close(&w);
@@ -713,7 +740,7 @@ static void test_trace_from_meta(void)
         T_EQ_STR(text, cases[i].want);
     }
     traced_text(&w, 50, "\"traceparent\":\"" TP "\"", g_seen_status, sizeof g_seen_status);
-    T_EQ_STR(g_report_trace, TP);
+    T_EQ_STR(report_wait(g_report_trace, TP), TP);
     world_close(&w);
 }
 
@@ -784,7 +811,7 @@ static void task_over_http(const char *url, const char *const *headers)
     memset(&ro, 0, sizeof ro);
     ro.as_task = 1;
     mcp_response *r = NULL;
-    snprintf(g_slow_trace, sizeof g_slow_trace, "(not reported)");
+    report_set(g_slow_trace, "(not reported)");
     T_OK(mcp_client_call_tool(c, "slow", "{\"ms\":20}", &ro, &r, &err));
     mcp_response_free(r);
     mcp_client_close(c);
@@ -818,7 +845,7 @@ static void test_trace_from_http_headers(void)
     char text[400];
     traced_over_http(url, both, NULL, text, sizeof text);
     T_EQ_STR(text, TP2 "|congo=t61rcWkgMzE");
-    T_EQ_STR(g_report_trace, TP2);
+    T_EQ_STR(report_wait(g_report_trace, TP2), TP2);
     traced_over_http(url, both, TP, text, sizeof text);
     T_EQ_STR(text, TP "|none"); /* _meta wins, with its own (absent) tracestate */
     traced_over_http(url, upper, NULL, text, sizeof text);
@@ -828,7 +855,7 @@ static void test_trace_from_http_headers(void)
     traced_over_http(url, bad_state, NULL, text, sizeof text);
     T_EQ_STR(text, TP2 "|none");
     task_over_http(url, both);
-    T_EQ_STR(g_slow_trace, TP2);
+    T_EQ_STR(report_wait(g_slow_trace, TP2), TP2);
     mcp_http_server_stop(hs, 1000);
     mcp_server_free(srv);
     /* The transcript's "in" lines name the headers' context. */
