@@ -398,16 +398,7 @@ static void run_job(mcp__job *job)
     mcp__conn_unlink_call_locked(c, call); /* normally already done by whoever answered */
     pthread_mutex_unlock(&c->mu);
     call_free_keep_conn(call);
-    /* Last, and under the lock mcp_conn_close() waits with: once `running`
-     * drops, this worker holds nothing of the call or the connection, so a
-     * close that saw it reach zero leaves no allocation behind. */
-    pthread_mutex_lock(&c->mu);
-    c->running--;
-    pthread_cond_broadcast(&c->cv);
-    int last = atomic_fetch_sub(&c->refs, 1) == 1;
-    pthread_mutex_unlock(&c->mu);
-    if (last)
-        mcp__conn_destroy(c);
+    mcp__conn_work_done(c); /* last: the call is freed, the worker lets go */
 }
 
 void mcp__call_timeout(mcp_call *call)

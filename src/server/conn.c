@@ -1193,6 +1193,20 @@ void mcp__conn_release(mcp_conn *c)
         mcp__conn_destroy(c);
 }
 
+void mcp__conn_work_done(mcp_conn *c)
+{
+    /* Under the lock mcp_conn_close() waits with: once `running` drops,
+     * the worker holds nothing of the connection, so a close that saw it
+     * reach zero leaves no allocation behind. */
+    pthread_mutex_lock(&c->mu);
+    c->running--;
+    pthread_cond_broadcast(&c->cv);
+    int last = atomic_fetch_sub(&c->refs, 1) == 1;
+    pthread_mutex_unlock(&c->mu);
+    if (last)
+        mcp__conn_destroy(c);
+}
+
 void mcp__conn_destroy(mcp_conn *c)
 {
     for (size_t i = 0; i < c->nsubs; i++)

@@ -27,8 +27,8 @@ typedef struct deferred {
     mcp__deferred_fn fn;      /* what to run */
 } deferred;
 
-/* Frees the request, then lets go of the connection (last, under the
- * lock mcp_conn_close() waits with, as call.c's run_job does). */
+/* Frees the request, then lets go of the connection (last, as call.c's
+ * run_job does). */
 static void deferred_end(deferred *d)
 {
     mcp_conn *c = d->c;
@@ -36,13 +36,7 @@ static void deferred_end(deferred *d)
     mcp_principal_free(d->principal);
     mcp__entry_release(d->e);
     mcp_free(d);
-    pthread_mutex_lock(&c->mu);
-    c->running--;
-    pthread_cond_broadcast(&c->cv);
-    int last = atomic_fetch_sub(&c->refs, 1) == 1;
-    pthread_mutex_unlock(&c->mu);
-    if (last)
-        mcp__conn_destroy(c);
+    mcp__conn_work_done(c);
 }
 
 static void deferred_run(mcp__job *job)

@@ -406,6 +406,11 @@ void mcp__conn_flush_owed(void);
 void mcp__conn_wait_flush(mcp_conn *c);
 void mcp__conn_release(mcp_conn *c);
 void mcp__conn_destroy(mcp_conn *c); /* frees a connection whose last reference is gone */
+/* Ends a worker's turn on a connection (a tools/call or a deferred
+ * request): running--, wakes mcp_conn_close(), drops the worker's
+ * reference and frees the connection on the last one. Call last: the
+ * connection may be gone when it returns. */
+void mcp__conn_work_done(mcp_conn *c);
 void mcp__conn_notify(mcp_conn *c, const char *method);
 /* Writes `_meta` with serverInfo and resultType for a modern result. */
 void mcp__write_modern_result_fields(mcp_jw *w, mcp_server *srv);
