@@ -23,7 +23,12 @@
  *      client (its token cached) keeps its p99, and the server stops within
  *      a grace;
  *   h. behind a trusted proxy (127.0.0.90) clients are counted by the last
- *      X-Forwarded-For hop; from other peers the header is ignored.
+ *      X-Forwarded-For hop; from other peers the header is ignored;
+ *   i. on the same server (before g), a second principal (127.0.0.80, its own token)
+ *      replays the requestState the good client's principal got from an
+ *      elicitation round: refused each time with -32602 "requestState
+ *      integrity check failed", while the good client keeps calling; the
+ *      good client's own retry with that state then completes the round.
  */
 #include <mcp/mcp.h>
 
@@ -98,14 +103,15 @@ static mcp_status echo_tool(mcp_call *call, const mcp_json *args, void *ud)
     return mcp_call_textf(call, "n=%lld", (long long)mcp_json_int(mcp_json_get(args, "n")));
 }
 
+/* The 4 KiB message of every progress notification (filled by main, before any thread). */
+static char g_chatter_msg[4097];
+
 /* Progress notifications of 4 KiB until cancelled (at most 96 MiB). */
 static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
 {
     (void)ud;
     (void)args;
-    static char msg[4097];
-    if (!msg[0])
-        memset(msg, 'x', sizeof msg - 1);
+    const char *msg = g_chatter_msg;
     for (long i = 1; i <= 24576; i++)
         if (mcp_call_progress(call, (double)i, -1, msg) == MCP_ERR_CANCELLED || mcp_call_is_cancelled(call))
             break;
@@ -533,6 +539,7 @@ static void *rss_sampler(void *arg)
 }
 
 static int g_attack_refused;      /* ... and how often it was refused with 429 and Retry-After */
+static int g_stream_closes[256];  /* "closed the event stream of 127.0.0.X" log lines, by X */
 
 /* Drains what `fd` has without blocking: 1 when the peer closed it. The
  * first bytes the server sent on it go to head (NUL-terminated). */
@@ -559,9 +566,21 @@ static int drained_closed(int fd, char *head, size_t cap)
  * quota of 16 requests in flight per address). */
 static int g_nonreaders_one_address;
 
+/* The head of the answer on `fd` (NUL-terminated in head), peeked at:
+ * nothing is consumed, so a stream's window stays as full as it was. */
+static void peek_head(int fd, char *head, size_t cap)
+{
+    ssize_t r = recv(fd, head, cap - 1, MSG_PEEK | MSG_DONTWAIT);
+    head[r > 0 ? r : 0] = '\0';
+}
+
 /* Clients that call the chatty tool and never read; each one the server
  * closes comes back a second later. Small receive buffers, so the server's
- * queue grows. A refusal (429 with Retry-After) is counted. */
+ * queue grows. A refusal (429 with Retry-After) is counted. A stream is
+ * only read (to see its end) for 300 ms after the server logged closing a
+ * stream of its address: reading at other times would make it a slow reader, which, when
+ * the tool is slow to produce (the sanitizers' builds), keeps its queue
+ * short and its worker busy for the tool's whole run. */
 static void *nonreader_attacker(void *arg)
 {
     (void)arg;
@@ -580,15 +599,27 @@ static void *nonreader_attacker(void *arg)
                       "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
                       "Mcp-Method: tools/call\r\nMcp-Name: chatter\r\nContent-Length: %d\r\n\r\n%s",
                       g_port, bl, body);
+    int seen[MAXN];            /* g_stream_closes of its address when last looked at */
+    uint64_t drain_until[MAXN]; /* read until then: the server closed a stream of its address */
     for (int i = 0; i < n; i++) {
         fds[i] = -1;
-        back_at[i] = 0;
+        back_at[i] = drain_until[i] = 0;
+        seen[i] = __atomic_load_n(&g_stream_closes[g_nonreaders_one_address ? 30 : 20 + i], __ATOMIC_RELAXED);
     }
     while (__atomic_load_n(&g_attack_on, __ATOMIC_RELAXED)) {
         for (int i = 0; i < n; i++) {
+            int host = g_nonreaders_one_address ? 30 : 20 + i;
             if (fds[i] >= 0) {
-                int closed = drained_closed(fds[i], heads[i], sizeof heads[i]);
+                int logged = __atomic_load_n(&g_stream_closes[host], __ATOMIC_RELAXED), closed = 0;
+                if (!heads[i][0])
+                    peek_head(fds[i], heads[i], sizeof heads[i]);
                 int refused = !strncmp(heads[i], "HTTP/1.1 429", 12) && strstr(heads[i], "Retry-After: ");
+                if (logged != seen[i]) {
+                    seen[i] = logged;
+                    drain_until[i] = now_us() + 300000u; /* long enough for the bytes ahead of the end */
+                }
+                if (!refused && now_us() < drain_until[i])
+                    closed = drained_closed(fds[i], heads[i], sizeof heads[i]);
                 if (closed || refused) {
                     close(fds[i]);
                     fds[i] = -1;
@@ -606,7 +637,7 @@ static void *nonreader_attacker(void *arg)
                 struct sockaddr_in a;
                 memset(&a, 0, sizeof a);
                 a.sin_family = AF_INET;
-                a.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)(g_nonreaders_one_address ? 30 : 20 + i));
+                a.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
                 bind(fd, (struct sockaddr *)&a, sizeof a);
                 a.sin_port = htons((uint16_t)g_port);
                 a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -712,6 +743,90 @@ static void attack_test(const char *name, void *(*attacker)(void *), int threads
 
 static void log_cb(mcp_log_level level, const char *message, void *ud);
 
+/* ---- i. requestState replayed under another principal ------------------------ */
+
+/* Asks the client for a name (2026-07-28: an input_required round). */
+static mcp_status ask_tool(mcp_call *call, const mcp_json *args, void *ud)
+{
+    (void)args;
+    (void)ud;
+    const mcp_json *answer = NULL;
+    mcp_status st = mcp_call_elicit(call, "name", "Name?",
+                                    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}", &answer);
+    if (st)
+        return st;
+    return mcp_call_textf(call, "hello %s", mcp_json_str(mcp_json_get(mcp_json_get(answer, "content"), "name"), NULL));
+}
+
+/* A 2026-07-28 call of "ask" from 127.0.0.`host` with bearer `token`: the
+ * first round when state is NULL, else the retry answering "Ada" with
+ * requestState `state`. The HTTP status; the response in out. */
+static int ask_call(int host, const char *token, const char *state, char *out, size_t cap)
+{
+    char body[2048], req[4096], retry[1500] = "";
+    if (state)
+        snprintf(retry, sizeof retry,
+                 "\"inputResponses\":{\"name\":{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}},"
+                 "\"requestState\":\"%s\",",
+                 state);
+    int bl = snprintf(body, sizeof body,
+                      "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"ask\","
+                      "\"arguments\":{},%s\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                      "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{}}}}}",
+                      retry);
+    snprintf(req, sizeof req,
+             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+             "Mcp-Method: tools/call\r\nMcp-Name: ask\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
+             g_port, token, bl, body);
+    return request(host, req, out, cap, 5000);
+}
+
+static char g_replay_state[1200]; /* the good principal's requestState (set before the attack) */
+static int g_replay_refused;       /* replays refused with -32602 */
+static int g_replay_accepted;      /* replays that got past the check (must stay 0) */
+
+/* The other principal replays the good one's requestState, back to back. */
+static void *replay_attacker(void *arg)
+{
+    (void)arg;
+    char resp[8192];
+    while (__atomic_load_n(&g_attack_on, __ATOMIC_RELAXED)) {
+        int st = ask_call(80, "mallory-token", g_replay_state, resp, sizeof resp);
+        g_attack_count++;
+        if (st == 200 && strstr(resp, "-32602") && strstr(resp, "requestState integrity check failed"))
+            g_replay_refused++;
+        else if (strstr(resp, "hello"))
+            g_replay_accepted++;
+        else if (g_attack_count == 1)
+            printf("replay: unexpected answer (HTTP %d): %.300s\n", st, resp);
+        sleep_ms(5);
+    }
+    return NULL;
+}
+
+/* Alice's round begins; mallory replays its state while alice calls; then
+ * alice completes the round with it. */
+static void replay_state_test(uint64_t p99_base)
+{
+    char resp[8192];
+    int st = ask_call(1, "good-client-token", NULL, resp, sizeof resp);
+    const char *rs = strstr(resp, "\"requestState\":\"");
+    g_replay_state[0] = '\0';
+    if (rs)
+        sscanf(rs + 16, "%1199[^\"]", g_replay_state);
+    CHECK(st == 200 && strstr(resp, "input_required") && g_replay_state[0],
+          "the good principal's call asks for input and carries a requestState");
+    g_replay_accepted = g_replay_refused = 0;
+    attack_test("requestState replayed by another principal", replay_attacker, 1, p99_base);
+    printf("replay: %d replays, %d refused with -32602, %d accepted\n", g_attack_count, g_replay_refused,
+           g_replay_accepted);
+    CHECK(g_attack_count > 0 && g_replay_refused == g_attack_count && g_replay_accepted == 0,
+          "every replay under another principal is refused with -32602 (%d of %d)", g_replay_refused, g_attack_count);
+    st = ask_call(1, "good-client-token", g_replay_state, resp, sizeof resp);
+    CHECK(st == 200 && strstr(resp, "hello Ada"), "the good principal's own retry with its state completes");
+}
+
 /* ---- g. junk bearer tokens against a slow authorization server -------------------- */
 
 static int g_junk_503; /* junk requests refused at once with 503 (the token checks' queue is full) */
@@ -769,6 +884,10 @@ static void junk_token_test(void)
     d.input_schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
     d.handler = echo_tool;
     mcp_server_add_tool(srv, &d, NULL);
+    d.name = "ask";
+    d.input_schema = NULL;
+    d.handler = ask_tool;
+    mcp_server_add_tool(srv, &d, NULL);
     char url[200];
     snprintf(url, sizeof url, "%s/introspect", tas_issuer(as));
     mcp_auth_opts ao;
@@ -790,6 +909,9 @@ static void junk_token_test(void)
     char *claims = tas_claims(as, ao.resource, "good", "mcp:tools", 600, 0, NULL);
     tas_add_opaque(as, "good-client-token", claims);
     free(claims);
+    claims = tas_claims(as, ao.resource, "mallory", "mcp:tools", 600, 0, NULL);
+    tas_add_opaque(as, "mallory-token", claims);
+    free(claims);
     mcp_http_opts ho;
     memset(&ho, 0, sizeof ho);
     ho.threads = 2;
@@ -810,6 +932,7 @@ static void junk_token_test(void)
     int warm = modern_call(1); /* introspected once, then cached */
     int ok = good_calls(200, 1000, &p99_base, now_us() + 20000000u);
     CHECK(warm && ok == 200, "the good client's token works (%d of 200)", ok);
+    replay_state_test(p99_base);
     tas_delay(as, 2000);
     g_junk_503 = 0;
     attack_test("junk tokens, slow authorization server", junk_token_attacker, 4, p99_base);
@@ -907,11 +1030,18 @@ static void log_cb(mcp_log_level level, const char *message, void *ud)
     (void)ud;
     if (strstr(message, "session quota"))
         __atomic_fetch_add(&g_quota_logged, 1, __ATOMIC_RELAXED);
+    const char *closed = strstr(message, "closed the event stream of 127.0.0.");
+    if (closed) {
+        long host = strtol(closed + 35, NULL, 10);
+        if (host > 0 && host < 256)
+            __atomic_fetch_add(&g_stream_closes[host], 1, __ATOMIC_RELAXED);
+    }
 }
 
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    memset(g_chatter_msg, 'x', sizeof g_chatter_msg - 1);
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl);
     rlim_t want = 3 * ATTACK_CONNS + 512;
