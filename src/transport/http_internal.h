@@ -29,6 +29,15 @@ int mcp__http_header_matches(const char *h, size_t hl, const mcp_json *v);
  */
 int mcp__http_forwarded_for(const char *value, char *out, size_t cap);
 
+/*
+ * A Last-Event-ID this server could have written: "<stream>_<seq>", two
+ * decimal numbers of 1 to 20 digits, no sign, no leading zero (but "0"),
+ * each within 64 bits, nothing before, between or after them. 1 with
+ *stream_no and *seq set; 0 for anything else (junk, overflow, trailing
+ * bytes, NULL).
+ */
+int mcp__http_event_id(const char *value, uint64_t *stream_no, uint64_t *seq);
+
 /* Counters per key for quotas on what a client holds at once (http_quota.c;
  * thread-safe). */
 typedef struct mcp__quota mcp__quota;

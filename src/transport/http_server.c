@@ -561,6 +561,35 @@ struct proxy_addr {
 
 #define XFF_MAX 1024u /* longest X-Forwarded-For value looked at */
 
+/* One number of an event id at *p: digits up to `stop`, as %llu writes them. */
+static int event_id_part(const char **p, char stop, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    size_t n = 0;
+    for (; s[n] >= '0' && s[n] <= '9'; n++) {
+        unsigned d = (unsigned)(s[n] - '0');
+        if (v > (UINT64_MAX - d) / 10u)
+            return 0; /* past 64 bits */
+        v = v * 10u + d;
+    }
+    if (n == 0 || (n > 1 && s[0] == '0') || s[n] != stop)
+        return 0;
+    *out = v;
+    *p = s + n + (stop ? 1 : 0);
+    return 1;
+}
+
+int mcp__http_event_id(const char *value, uint64_t *stream_no, uint64_t *seq)
+{
+    uint64_t a, b;
+    if (!value || !event_id_part(&value, '_', &a) || !event_id_part(&value, '\0', &b))
+        return 0;
+    *stream_no = a;
+    *seq = b;
+    return 1;
+}
+
 int mcp__http_forwarded_for(const char *value, char *out, size_t cap)
 {
     if (!value)
@@ -2603,9 +2632,9 @@ static enum MHD_Result handle_get(hreq *r)
     const char *last = header(mc, "Last-Event-ID");
     pthread_mutex_lock(&s->mu);
     if (last) {
-        unsigned long long sno = 0, seq = 0;
+        uint64_t sno = 0, seq = 0;
         stream *st = NULL;
-        if (sscanf(last, "%llu_%llu", &sno, &seq) == 2)
+        if (mcp__http_event_id(last, &sno, &seq))
             for (st = s->streams; st && st->id != sno; st = st->next)
                 ;
         if (!st) {
