@@ -709,7 +709,10 @@ typedef mcp_status (*mcp_resource_fn)(mcp_read *rd, const char *uri, const mcp_j
 /*
  * Completes a resource-template variable or prompt argument for
  * completion/complete: add candidates with mcp_completion_add().
- * `context` is the object of already-resolved arguments, or NULL.
+ * `context` is the object of already-resolved arguments, or NULL. Runs on
+ * a worker thread, like the handler, unless the resource or prompt is
+ * flagged MCP_RESOURCE_NONBLOCKING / MCP_PROMPT_NONBLOCKING (then on the
+ * thread that received the request: it must not block).
  */
 typedef struct mcp_completion mcp_completion;
 typedef mcp_status (*mcp_complete_fn)(mcp_completion *cmp, const char *argument, const char *value,

@@ -1,7 +1,8 @@
 /*
  * Requests whose handler may block, run on the worker pool: a
- * resources/read of a dynamic resource and a prompts/get, unless their
- * author flagged the handler non-blocking. The transport's thread (an
+ * resources/read of a dynamic resource, a prompts/get and a
+ * completion/complete with a callback, unless their author flagged the
+ * resource or prompt non-blocking. The transport's thread (an
  * HTTP network thread, the stdio reader) only checks the request and
  * queues it, as it does a tools/call.
  *

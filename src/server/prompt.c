@@ -487,65 +487,71 @@ mcp_status mcp_completion_add(mcp_completion *cmp, const char *value)
     return MCP_OK;
 }
 
-void mcp__m_complete(mcp__req *r)
+/* The prompt or resource completion/complete names (a reference in *out):
+ * MCP_ERR_NOT_FOUND for none (or an undeclared prompt argument),
+ * MCP_ERR_AUTH when the principal lacks its scopes. */
+static mcp_status complete_target(mcp__req *r, const char *type, const char *arg, mcp__entry **out)
 {
     mcp_server *srv = r->c->srv;
+    const mcp_json *ref = mcp_json_get(r->msg->params, "ref");
+    if (!strcmp(type, "ref/resource")) {
+        size_t ulen;
+        const char *uri = mcp_json_str(mcp_json_get(ref, "uri"), &ulen);
+        return uri ? mcp__resource_complete_target(srv, uri, ulen, r->principal, out) : MCP_ERR_NOT_FOUND;
+    }
+    if (strcmp(type, "ref/prompt") != 0)
+        return MCP_ERR_NOT_FOUND;
+    size_t nlen;
+    const char *name = mcp_json_str(mcp_json_get(ref, "name"), &nlen);
+    mcp__entry *e = name ? mcp__server_find(srv, &srv->prompts, name, nlen) : NULL;
+    if (!e)
+        return MCP_ERR_NOT_FOUND;
+    if (!mcp__entry_allows(e, r->principal)) {
+        mcp__entry_release(e);
+        return MCP_ERR_AUTH;
+    }
+    mcp__prompt *pr = (mcp__prompt *)e;
+    int declared = 0;
+    for (size_t i = 0; i < pr->nargs; i++)
+        declared |= !strcmp(pr->args[i].name, arg);
+    if (!declared) {
+        mcp__entry_release(e);
+        return MCP_ERR_NOT_FOUND;
+    }
+    *out = e;
+    return MCP_OK;
+}
+
+/* The callback of the entry complete_target found (the request says which kind). */
+static mcp__completer completer_of(mcp__req *r, mcp__entry *e)
+{
+    const char *type = mcp_json_str(mcp_json_get(mcp_json_get(r->msg->params, "ref"), "type"), NULL);
+    if (type && !strcmp(type, "ref/resource"))
+        return mcp__resource_completer(e);
+    mcp__prompt *pr = (mcp__prompt *)e;
+    mcp__completer k = {pr->complete, pr->user_data, !(pr->flags & MCP_PROMPT_NONBLOCKING)};
+    return k;
+}
+
+/* Runs the completion callback and answers (on a worker unless the
+ * prompt or resource is flagged non-blocking). */
+static void complete_run(mcp__req *r, mcp__entry *e)
+{
     const mcp_json *p = r->msg->params;
-    const mcp_json *ref = mcp_json_get(p, "ref");
     const mcp_json *argument = mcp_json_get(p, "argument");
     const char *arg = mcp_json_str(mcp_json_get(argument, "name"), NULL);
     const char *value = mcp_json_str(mcp_json_get(argument, "value"), NULL);
     const mcp_json *context = mcp_json_get(mcp_json_get(p, "context"), "arguments");
-    const char *type = mcp_json_str(mcp_json_get(ref, "type"), NULL);
-    if (!type || !arg || !value) {
-        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS,
-                         "Invalid params: completion/complete needs ref.type, argument.name and argument.value");
-        return;
-    }
     if (context && mcp_json_typeof(context) != MCP_JSON_OBJECT)
         context = NULL;
+    mcp__completer k = completer_of(r, e);
     mcp__result_begin(r);
     mcp_jw_key(&r->w, "completion");
     mcp_jw_object_begin(&r->w);
     mcp_jw_key(&r->w, "values");
     mcp_jw_array_begin(&r->w);
     mcp_completion cmp = {&r->w, 0, 0};
-    mcp_status st;
-    if (!strcmp(type, "ref/prompt")) {
-        size_t nlen;
-        const char *name = mcp_json_str(mcp_json_get(ref, "name"), &nlen);
-        mcp__entry *e = name ? mcp__server_find(srv, &srv->prompts, name, nlen) : NULL;
-        if (!e) {
-            st = MCP_ERR_NOT_FOUND;
-        } else if (!mcp__entry_allows(e, r->principal)) {
-            st = MCP_ERR_AUTH;
-            mcp__entry_release(e);
-        } else {
-            mcp__prompt *pr = (mcp__prompt *)e;
-            int declared = 0;
-            for (size_t i = 0; i < pr->nargs; i++)
-                declared |= !strcmp(pr->args[i].name, arg);
-            st = !declared ? MCP_ERR_NOT_FOUND
-                           : pr->complete ? pr->complete(&cmp, arg, value, context, pr->user_data) : MCP_OK;
-            mcp__entry_release(e);
-        }
-    } else if (!strcmp(type, "ref/resource")) {
-        size_t ulen;
-        const char *uri = mcp_json_str(mcp_json_get(ref, "uri"), &ulen);
-        st = uri ? mcp__complete_resource(srv, uri, ulen, &cmp, arg, value, context, r->principal)
-                 : MCP_ERR_NOT_FOUND;
-    } else {
-        st = MCP_ERR_NOT_FOUND;
-    }
-    if (st == MCP_ERR_AUTH) {
-        mcp_buf_cleanup(&r->buf);
-        mcp_buf need;
-        mcp_buf_init(&need, 0);
-        mcp__server_request_scopes(srv, r->msg, &need);
-        mcp__reply_forbidden(r, need.data);
-        mcp_buf_cleanup(&need);
-        return;
-    }
+    mcp_status st = k.fn ? k.fn(&cmp, arg, value, context, k.user_data) : MCP_OK;
     if (st) {
         mcp_buf_cleanup(&r->buf);
         mcp__reply_error(r, MCP_RPC_INVALID_PARAMS,
@@ -560,4 +566,41 @@ void mcp__m_complete(mcp__req *r)
     mcp_jw_bool(&r->w, cmp.total > cmp.sent);
     mcp_jw_object_end(&r->w);
     mcp__result_end(r);
+}
+
+void mcp__m_complete(mcp__req *r)
+{
+    const mcp_json *p = r->msg->params;
+    const mcp_json *argument = mcp_json_get(p, "argument");
+    const char *arg = mcp_json_str(mcp_json_get(argument, "name"), NULL);
+    const char *value = mcp_json_str(mcp_json_get(argument, "value"), NULL);
+    const char *type = mcp_json_str(mcp_json_get(mcp_json_get(p, "ref"), "type"), NULL);
+    if (!type || !arg || !value) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS,
+                         "Invalid params: completion/complete needs ref.type, argument.name and argument.value");
+        return;
+    }
+    mcp__entry *e = NULL;
+    mcp_status st = complete_target(r, type, arg, &e);
+    if (st == MCP_ERR_AUTH) {
+        mcp_buf need;
+        mcp_buf_init(&need, 0);
+        mcp__server_request_scopes(r->c->srv, r->msg, &need);
+        mcp__reply_forbidden(r, need.data);
+        mcp_buf_cleanup(&need);
+        return;
+    }
+    if (st) {
+        mcp__reply_error(r, MCP_RPC_INVALID_PARAMS, "Invalid params: unknown completion reference or argument");
+        return;
+    }
+    /* A callback may block (a database lookup): it runs on a worker, like
+     * a tool, unless its author says it never does. */
+    mcp__completer k = completer_of(r, e);
+    if (k.fn && k.blocking) {
+        mcp__req_defer(r, complete_run, e);
+        return;
+    }
+    complete_run(r, e);
+    mcp__entry_release(e);
 }

@@ -601,23 +601,27 @@ mcp_status mcp_server_resource_updated(mcp_server *srv, const char *uri)
 /* ------------------------------------------------------------------------ */
 /* Completion of template variables                                          */
 
-mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, size_t len, mcp_completion *cmp,
-                                  const char *arg, const char *value, const mcp_json *context,
-                                  const mcp_principal *principal)
+mcp_status mcp__resource_complete_target(mcp_server *srv, const char *key, size_t len,
+                                         const mcp_principal *principal, mcp__entry **out)
 {
-    mcp__entry *e = mcp__server_find(srv, &srv->templates, uri_template, len);
+    mcp__entry *e = mcp__server_find(srv, &srv->templates, key, len);
     if (!e)
-        e = mcp__server_find(srv, &srv->resources, uri_template, len);
+        e = mcp__server_find(srv, &srv->resources, key, len);
     if (!e)
         return MCP_ERR_NOT_FOUND;
     if (!mcp__entry_allows(e, principal)) {
         mcp__entry_release(e);
         return MCP_ERR_AUTH;
     }
+    *out = e;
+    return MCP_OK;
+}
+
+mcp__completer mcp__resource_completer(mcp__entry *e)
+{
     mcp__resource *r = (mcp__resource *)e;
-    mcp_status st = r->complete ? r->complete(cmp, arg, value, context, r->user_data) : MCP_OK;
-    mcp__entry_release(e);
-    return st;
+    mcp__completer k = {r->complete, r->user_data, !(r->flags & MCP_RESOURCE_NONBLOCKING)};
+    return k;
 }
 
 /* ------------------------------------------------------------------------ */

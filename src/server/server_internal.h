@@ -437,10 +437,18 @@ void mcp__m_resources_unsubscribe(mcp__req *r);
 void mcp__m_prompts_list(mcp__req *r);
 void mcp__m_prompts_get(mcp__req *r);
 void mcp__m_complete(mcp__req *r);
-/* MCP_ERR_AUTH when `principal` lacks the template's scopes. */
-mcp_status mcp__complete_resource(mcp_server *srv, const char *uri_template, size_t len, mcp_completion *cmp,
-                                  const char *arg, const char *value, const mcp_json *context,
-                                  const mcp_principal *principal);
+/* What completes an argument of a prompt or resource (template). */
+typedef struct mcp__completer {
+    mcp_complete_fn fn; /* or NULL: no candidates */
+    void *user_data;
+    int blocking;       /* may block: runs on a worker (no *_NONBLOCKING flag) */
+} mcp__completer;
+/* The resource or template registered under `key`, for completion/complete
+ * (a reference in *out): MCP_ERR_NOT_FOUND for none, MCP_ERR_AUTH when
+ * `principal` lacks its scopes. */
+mcp_status mcp__resource_complete_target(mcp_server *srv, const char *key, size_t len,
+                                         const mcp_principal *principal, mcp__entry **out);
+mcp__completer mcp__resource_completer(mcp__entry *e); /* e from the above */
 /* Appends the scopes of the resource `uri` resolves to (exact or template), if any. */
 mcp_status mcp__resource_scopes(mcp_server *srv, const char *uri, size_t len, mcp_buf *out);
 /* Appends the scopes of the resource or template registered under `key`, if any. */

@@ -970,13 +970,44 @@ static mcp_status slow_prompt(mcp_prompt *p, const mcp_json *args, void *ud)
     return mcp_prompt_text(p, MCP_ROLE_USER, "slow");
 }
 
-/*
- * One blocking resource or prompt handler (flags 0), or one flagged
- * non-blocking: recv must return at once for the first, the answer come
- * from a worker; the second runs on the receiving thread.
- */
-static void check_handler_thread(int prompt, unsigned flags)
+static mcp_status release_prompt(mcp_prompt *p, const mcp_json *args, void *ud)
 {
+    (void)args;
+    (void)ud;
+    return mcp_prompt_text(p, MCP_ROLE_USER, "unused");
+}
+
+static mcp_status slow_complete(mcp_completion *cmp, const char *arg, const char *value, const mcp_json *context,
+                                void *ud)
+{
+    (void)arg;
+    (void)value;
+    (void)context;
+    slow_wait(ud);
+    return mcp_completion_add(cmp, "slow");
+}
+
+enum { H_READ, H_PROMPT, H_COMPLETE_PROMPT, H_COMPLETE_RESOURCE };
+
+/*
+ * One blocking resource or prompt handler or completion callback (flags
+ * 0), or one flagged non-blocking: recv must return at once for the
+ * first, the answer come from a worker; the second runs on the receiving
+ * thread.
+ */
+static void check_handler_thread(int kind, unsigned flags)
+{
+    static const char *const requests[] = {
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":\"slow://a\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"prompts/get\",\"params\":{\"name\":\"slow\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":"
+        "\"ref/prompt\",\"name\":\"slow\"},\"argument\":{\"name\":\"name\",\"value\":\"a\"}}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":"
+        "\"ref/resource\",\"uri\":\"slow://{name}\"},\"argument\":{\"name\":\"name\",\"value\":\"a\"}}}",
+    };
+    int prompt = kind == H_PROMPT || kind == H_COMPLETE_PROMPT;
+    int completing = kind >= H_COMPLETE_PROMPT;
+    static const mcp_prompt_arg parg = {"name", NULL, NULL, 0};
     mcp_server_opts o;
     memset(&o, 0, sizeof o);
     o.workers = 2;
@@ -996,6 +1027,12 @@ static void check_handler_thread(int prompt, unsigned flags)
         pd.handler = slow_prompt;
         pd.user_data = &h;
         pd.flags = flags;
+        pd.args = &parg;
+        pd.nargs = 1;
+        if (completing) {
+            pd.handler = release_prompt; /* not called */
+            pd.complete = slow_complete;
+        }
         T_OK(mcp_server_add_prompt(srv, &pd, NULL));
     } else {
         mcp_resource_def rd;
@@ -1006,6 +1043,8 @@ static void check_handler_thread(int prompt, unsigned flags)
         rd.handler = slow_read;
         rd.user_data = &h;
         rd.flags = flags;
+        if (completing)
+            rd.complete = slow_complete;
         T_OK(mcp_server_add_resource(srv, &rd, NULL));
     }
     capture cap;
@@ -1014,8 +1053,7 @@ static void check_handler_thread(int prompt, unsigned flags)
     T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
     initialize(c);
     uint64_t t0 = mcp__mono_ns();
-    send_line(c, prompt ? "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"prompts/get\",\"params\":{\"name\":\"slow\"}}"
-                        : "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":\"slow://a\"}}");
+    send_line(c, requests[kind]);
     uint64_t took_ms = (mcp__mono_ns() - t0) / 1000000u;
     send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}");
     long ping = capture_find(&cap, "\"id\":6,");
@@ -1042,10 +1080,19 @@ static void check_handler_thread(int prompt, unsigned flags)
 
 static void test_resource_prompt_on_workers(void)
 {
-    check_handler_thread(0, 0);
-    check_handler_thread(1, 0);
-    check_handler_thread(0, MCP_RESOURCE_NONBLOCKING);
-    check_handler_thread(1, MCP_PROMPT_NONBLOCKING);
+    check_handler_thread(H_READ, 0);
+    check_handler_thread(H_PROMPT, 0);
+    check_handler_thread(H_READ, MCP_RESOURCE_NONBLOCKING);
+    check_handler_thread(H_PROMPT, MCP_PROMPT_NONBLOCKING);
+}
+
+/* completion/complete callbacks likewise: on a worker unless flagged. */
+static void test_completion_on_workers(void)
+{
+    check_handler_thread(H_COMPLETE_PROMPT, 0);
+    check_handler_thread(H_COMPLETE_RESOURCE, 0);
+    check_handler_thread(H_COMPLETE_PROMPT, MCP_PROMPT_NONBLOCKING);
+    check_handler_thread(H_COMPLETE_RESOURCE, MCP_RESOURCE_NONBLOCKING);
 }
 
 /* A read queued behind a busy pool on a connection being closed: dropped, nothing leaks. */
@@ -1099,4 +1146,5 @@ TEST_MAIN(TEST(test_registry), TEST(test_add_tool_nomem), TEST(test_list_changed
           TEST(test_handler_api_errors), TEST(test_many_connections), TEST(test_input_required_rounds),
           TEST(test_legacy_ask_cancel), TEST(test_call_reports),
           TEST(test_transcript_mode), TEST(test_uri_logged_quoted), TEST(test_timeout_report_reenters),
-          TEST(test_resource_prompt_on_workers), TEST(test_deferred_read_dropped_on_close))
+          TEST(test_resource_prompt_on_workers), TEST(test_completion_on_workers),
+          TEST(test_deferred_read_dropped_on_close))
