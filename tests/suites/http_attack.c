@@ -47,55 +47,15 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#define TESTLIB_SMALL_QUARANTINE /* its memory checks */
+#include "http_testlib.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifdef UNDER_ASAN
-/* Freed memory sits in ASan's quarantine (256 MB by default) and would count
- * as resident: keep it small so the memory checks measure what is held. */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-    return "quarantine_size_mb=4";
-}
-#endif
 
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            g_passed++;                                                      \
-        } else {                                                             \
-            g_failed++;                                                      \
-            printf("FAIL line %d: ", __LINE__);                              \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
 
 static unsigned g_port;
 static char g_auth_header[256]; /* "Authorization: Bearer ...\r\n" for the good client, or "" */
 static int g_quota_logged; /* log lines naming the session quota */
 static char g_good_sid[64]; /* the good client's session */
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static mcp_status echo_tool(mcp_call *call, const mcp_json *args, void *ud)
 {
@@ -119,19 +79,6 @@ static mcp_status chatter_tool(mcp_call *call, const mcp_json *args, void *ud)
 }
 
 /* Resident memory of this process (server and clients), in KiB. */
-static long rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            kib = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kib;
-}
-
 /* A TCP connection to the server from 127.0.0.`host` (non-blocking connect
  * when `nonblock`); -1 on failure. */
 static int connect_from(int host, int nonblock)
@@ -1127,6 +1074,5 @@ int main(void)
     CHECK(now_us() - t1 < 5000000u, "the server stops cleanly and promptly");
     mcp_server_free(srv);
     printf("total: %.1f s\n", (now_us() - t0) / 1e6);
-    printf("http_attack: %d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary("http_attack");
 }

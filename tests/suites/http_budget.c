@@ -33,37 +33,10 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#define TESTLIB_SMALL_QUARANTINE /* its memory checks */
+#include "http_testlib.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifdef UNDER_ASAN
-/* Freed memory sits in ASan's quarantine (256 MB by default) and would count
- * as resident: keep it small so the memory checks measure what is held. */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-    return "quarantine_size_mb=4";
-}
-#endif
 
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        if (cond) {                                                                                          \
-            g_passed++;                                                                                      \
-        } else {                                                                                             \
-            g_failed++;                                                                                      \
-            printf("FAIL line %d: ", __LINE__);                                                              \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-        }                                                                                                    \
-    } while (0)
 
 static unsigned g_port;
 #define LOAD(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
@@ -71,33 +44,7 @@ static int g_log_request_cap, g_log_budget; /* log lines of each kind */
 static int g_log_503; /* log lines about refusing new requests over the budget */
 static int g_chatter_running, g_chatter_cancelled;
 
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Resident memory of this process (server and clients), in KiB. */
-static long rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kib = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            kib = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kib;
-}
-
 /* The 4 KiB message of every progress notification (filled by main, before any thread). */
 static char g_chatter_msg[4097];
 
@@ -806,6 +753,5 @@ int main(void)
     keepalive_test();
     over_budget_test();
     printf("total: %.1f s\n", (now_us() - t0) / 1e6);
-    printf("http_budget: %d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary("http_budget");
 }

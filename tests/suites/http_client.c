@@ -30,35 +30,10 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "http_testlib.h"
 
-static atomic_int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (cond) {                                                                                                    \
-            atomic_fetch_add(&g_passed, 1);                                                                            \
-        } else {                                                                                                       \
-            atomic_fetch_add(&g_failed, 1);                                                                            \
-            printf("FAIL line %d: ", __LINE__);                                                                        \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
 
 static int g_scale = 1;
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static void quiet(mcp_log_level level, const char *message, void *ud)
 {
@@ -1484,6 +1459,5 @@ int main(void)
     retry_tests(0);
     retry_tests(-1);
     retry_tests(1);
-    printf("http_client: %d passed, %d failed\n", atomic_load(&g_passed), atomic_load(&g_failed));
-    return atomic_load(&g_failed) ? 1 : 0;
+    return check_summary("http_client");
 }

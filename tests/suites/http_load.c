@@ -26,37 +26,12 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "http_testlib.h"
 
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            g_passed++;                                                      \
-        } else {                                                             \
-            g_failed++;                                                      \
-            printf("FAIL line %d: ", __LINE__);                              \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
 
 static unsigned g_port;
 static atomic_int g_cancelled; /* calls of `wait` that saw cancellation */
 static atomic_int g_waiting;   /* calls of `wait` running now */
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* ---- the server's tools ---------------------------------------------------- */
 
@@ -557,6 +532,5 @@ int main(int argc, char **argv)
     timeout_test();
     mcp_http_server_stop(hs, 2000);
     mcp_server_free(srv);
-    printf("http_load: %d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary("http_load");
 }

@@ -25,20 +25,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "http_testlib.h"
 
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                                                          \
-    do {                                                                                                          \
-        if (cond) {                                                                                               \
-            g_passed++;                                                                                           \
-        } else {                                                                                                  \
-            g_failed++;                                                                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
-            fprintf(stderr, __VA_ARGS__);                                                                         \
-            fputc('\n', stderr);                                                                                  \
-        }                                                                                                         \
-    } while (0)
 
 /* ---- the exposition parser ------------------------------------------------- */
 
@@ -723,6 +711,5 @@ int main(int argc, char **argv)
     test_scrape(argv[1]);
     test_scrape_under_load(argv[1]);
     curl_global_cleanup();
-    printf("metrics_scrape: %d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary("metrics_scrape");
 }

@@ -26,20 +26,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "http_testlib.h"
 
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            g_passed++;                                                      \
-        } else {                                                             \
-            g_failed++;                                                      \
-            printf("FAIL line %d: ", __LINE__);                              \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
 
 #define MAX_ID 64
 
@@ -231,6 +219,5 @@ int main(int argc, char **argv)
     waitpid(pid, &status, 0);
     pthread_join(th, NULL);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the server exits 0 at end of input (status %d)", status);
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary("stdio_batch");
 }

@@ -22,20 +22,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "http_testlib.h"
 
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            g_passed++;                                                      \
-        } else {                                                             \
-            g_failed++;                                                      \
-            printf("FAIL line %d: ", __LINE__);                              \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
 
 typedef struct child {
     pid_t pid;   /* the server */
@@ -112,12 +100,6 @@ static void *read_all(void *arg)
         mcp_buf_append(&r->buf, chunk, (size_t)n);
     }
     return NULL;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* The answers, parsed: by id (integers only here) and the id-null errors. */
@@ -371,6 +353,5 @@ int main(int argc, char **argv)
               "with its output closed the server ended with status 0x%x (signal %d)", st2,
               WIFSIGNALED(st2) ? WTERMSIG(st2) : 0);
     }
-    printf("stdio_hostile: %d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary("stdio_hostile");
 }

@@ -1,0 +1,91 @@
+/*
+ * What the program test suites (tests/suites/: the HTTP and stdio suites,
+ * metrics) share: the CHECK macro and its counters, clocks, sleeping,
+ * resident memory, and (TESTLIB_SMALL_QUARANTINE defined before the
+ * include) a small ASan quarantine for suites that measure memory. Header
+ * only, included once per test program.
+ */
+#ifndef HTTP_TESTLIB_H
+#define HTTP_TESTLIB_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Checks passed and failed; CHECK counts from any thread. */
+static int g_passed, g_failed;
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (cond) {                                                          \
+            __atomic_fetch_add(&g_passed, 1, __ATOMIC_RELAXED);              \
+        } else {                                                             \
+            __atomic_fetch_add(&g_failed, 1, __ATOMIC_RELAXED);              \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                      \
+            printf(__VA_ARGS__);                                             \
+            printf("\n");                                                    \
+        }                                                                    \
+    } while (0)
+
+/* Prints the closing "NAME: N passed, N failed" line; the exit status. */
+static inline int check_summary(const char *name)
+{
+    int p = __atomic_load_n(&g_passed, __ATOMIC_RELAXED), f = __atomic_load_n(&g_failed, __ATOMIC_RELAXED);
+    printf("%s: %d passed, %d failed\n", name, p, f);
+    return f ? 1 : 0;
+}
+
+static inline uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static inline uint64_t now_ms(void)
+{
+    return now_us() / 1000u;
+}
+
+static inline void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Resident memory of this process, in KiB (0 when unknown). */
+static inline long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kib = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+#ifdef TESTLIB_SMALL_QUARANTINE
+#if defined(__SANITIZE_ADDRESS__)
+#define TESTLIB_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESTLIB_UNDER_ASAN 1
+#endif
+#endif
+#ifdef TESTLIB_UNDER_ASAN
+/* Freed memory sits in ASan's quarantine (256 MB by default) and would count
+ * as resident: keep it small so the memory checks measure what is held. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "quarantine_size_mb=4";
+}
+#endif
+#endif
+
+#endif /* HTTP_TESTLIB_H */
