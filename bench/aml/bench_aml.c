@@ -312,7 +312,7 @@ static int child_measure(const char *db, const char *case_id, result *r)
     }
     aml_params p;
     aml_params_default(&p);
-    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to, NULL};
     double best = 1e18, best_cpu = 1e18;
     for (int i = 0; i < 6; i++) {
         aml_assessment a;

@@ -226,7 +226,7 @@ static double engine_ms(const char *where)
             aml_assessment a;
             if (aml_case_load(s, cases[i], &c, &err))
                 continue;
-            aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+            aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to, NULL};
             if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, &err) == 0)
                 aml_assessment_free(&a);
             aml_case_free(&c);

@@ -61,7 +61,7 @@ static void test_gen_and_sar_cli(void)
     }
     printf("sar --format fincen-xml over %d cases: %d written, %d validate, %d not warranted, %d other%s%s\n", n,
            written, valid, refused, other, first[0] ? "; first failure " : "", first);
-    T_TRUE(written >= AML_NTYP);
+    T_TRUE(written >= AML_GEN_NTYP);
     T_EQ_INT(valid, written);
     T_EQ_INT(written + refused, n);
     /* JSON to stdout by default. */

@@ -174,7 +174,7 @@ static void pick_warranted_case(void)
         aml_case c;
         if (aml_case_load(s, ids[i], &c, &err))
             continue;
-        aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+        aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to, NULL};
         aml_assessment a;
         int ran = aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, &err) == 0;
         int hit = ran && a.matched;

@@ -189,7 +189,7 @@ static inline int run_case(aml_store *s, const char *case_id, const aml_params *
     }
     aml_params def;
     aml_params_default(&def);
-    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to, NULL};
     int rc = aml_engine_run(s, &cs, p ? p : &def, mask, "case", a, &err);
     if (rc)
         fprintf(stderr, "engine: %s\n", err.msg);

@@ -402,7 +402,7 @@ static void test_narratives(void)
            ck.cited_bad);
     sl_free(&ids);
     aml_store_close(s);
-    T_EQ_INT(ck.checked, 2 * AML_NTYP);
+    T_EQ_INT(ck.checked, 2 * AML_GEN_NTYP);
     T_EQ_INT(ck.amounts_bad, 0);
     T_EQ_INT(ck.dates_bad, 0);
     T_EQ_INT(ck.names_bad, 0);

@@ -100,7 +100,7 @@ static int build_draft(aml_store *s, const aml_case *c, mcp_buf *out, aml_err *e
 {
     aml_params p;
     aml_params_default(&p);
-    aml_case_spec cs = {c->case_id, c->accts, c->naccts, c->from, c->to};
+    aml_case_spec cs = {c->case_id, c->accts, c->naccts, c->from, c->to, NULL};
     aml_assessment a;
     if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, err))
         return -1;

@@ -1338,7 +1338,7 @@ void aml_gen_defaults(aml_gen_opts *o)
     o->seed = 1;
     o->customers = 200;
     o->days = 120;
-    o->inject = AML_ALL_TYPOLOGIES;
+    o->inject = AML_GEN_TYPOLOGIES;
     o->instances = 2;
     o->lookalikes = -1;
 }

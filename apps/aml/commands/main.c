@@ -248,14 +248,14 @@ static int parse_inject(const char *s, unsigned *mask)
     snprintf(buf, sizeof buf, "%s", s);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         if (strcmp(tok, "all") == 0) {
-            *mask = AML_ALL_TYPOLOGIES;
+            *mask = AML_GEN_TYPOLOGIES;
             continue;
         }
         if (strcmp(tok, "none") == 0)
             continue;
         int t = aml_typology_index(tok, strlen(tok));
-        if (t < 0)
-            return -1;
+        if (t < 0 || !(AML_GEN_TYPOLOGIES & (1u << t)))
+            return -1; /* unknown, or T15 (it depends on loaded lists, not on generated activity) */
         *mask |= 1u << t;
     }
     return 0;
@@ -561,7 +561,7 @@ static int cmd_assess(int argc, char **argv)
     }
     aml_params p;
     aml_params_default(&p);
-    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to, NULL};
     aml_assessment a;
     if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, &err)) {
         fprintf(stderr, "mcp-server-aml: %s\n", err.msg);

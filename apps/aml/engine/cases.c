@@ -138,15 +138,16 @@ void aml_recommend(aml_store *s, const aml_case *c, const aml_assessment *a, aml
             snprintf(r->reasons[r->nreasons++], sizeof r->reasons[0], __VA_ARGS__); \
     } while (0)
     if (!a->matched) {
+        /* Trade documents (T14) and screening lists (T15) are not data a case waits for. */
         int open_question = 0;
         for (int t = 0; t < AML_NTYP; t++)
-            if ((a->mask & (1u << t)) && a->f[t].status == AML_NOT_EVALUABLE && t != AML_T14)
+            if ((a->mask & (1u << t)) && a->f[t].status == AML_NOT_EVALUABLE && t != AML_T14 && t != AML_T15)
                 open_question = 1;
         REASON("No typology matched the transactions of the focus accounts between the window dates.");
         if (open_question) {
             r->action = "monitor";
             for (int t = 0; t < AML_NTYP; t++)
-                if ((a->mask & (1u << t)) && a->f[t].status == AML_NOT_EVALUABLE && t != AML_T14)
+                if ((a->mask & (1u << t)) && a->f[t].status == AML_NOT_EVALUABLE && t != AML_T14 && t != AML_T15)
                     REASON("%s could not be evaluated: %s", cat[t].name, a->f[t].explanation);
             REASON("Keep the accounts under monitoring until the missing data is available.");
         } else {
@@ -659,7 +660,7 @@ int aml_case_reassess(aml_store *s, const char *case_id, const aml_params *p, co
     int lr = aml_case_load(s, case_id, &c, err);
     if (lr)
         return lr > 0 ? aml_errf(err, "no such case %s", case_id) : -1;
-    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to};
+    aml_case_spec cs = {c.case_id, c.accts, c.naccts, c.from, c.to, NULL};
     aml_assessment a;
     int rc = aml_engine_run(s, &cs, p, AML_ALL_TYPOLOGIES, "case", &a, err);
     if (!rc) {

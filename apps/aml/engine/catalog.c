@@ -345,6 +345,30 @@ static const aml_typology_def catalog[AML_NTYP] = {
        "https://www.readkong.com/page/risk-indicators-trade-based-money-laundering-march-2021-3330966"},
       {NULL, NULL}},
      "SAML-D Over-Invoicing"},
+
+    {"T15_SANCTIONS_EXPOSURE", "T15", "1.0.0", "Sanctions and PEP exposure",
+     "An account's customers or the external counterparties it transacted with in the window match an "
+     "entity on the loaded sanctions / PEP lists (screening at the threshold, hits reviewed and dismissed "
+     "as false left out). Without a loaded list this is not evaluable.",
+     "the account's holder or a counterparty it paid or was paid by matches a person or entity on a "
+     "sanctions or politically exposed persons list",
+     "moving funds to, from or on behalf of a listed person or entity",
+     {"screening_entities", "accounts.holder_name|customers.full_name", NULL},
+     {"customers.date_of_birth", "customers.country", "accounts.country", NULL},
+     {{"threshold", AML_P_RATIO, 0.7, 0.5, 1, "IND",
+       "screening score for a hit; the screenEntity default (moov-io watchman: Jaro-Winkler 0.80 at precision "
+       "0.99 on labelled pairs; ours is a weighted score, docs/aml.md Screening)"},
+      {"maxParties", AML_P_COUNT, 500, 1, 100000, "engine bound",
+       "parties screened per account (its customers first, then counterparties by account number)"}},
+     2, 9, "Other suspicious activities", 999, "Other: transaction(s) with a party on a sanctions or PEP list",
+     "Funds transfer",
+     {{"31 CFR Part 501 (OFAC reporting, procedures and penalties)",
+       "https://www.ecfr.gov/current/title-31/subtitle-B/chapter-V/part-501"},
+      {"FATF Recommendation 6 (targeted financial sanctions) and 12 (PEPs)",
+       "https://www.fatf-gafi.org/en/publications/Fatfrecommendations/Fatf-recommendations.html"},
+      {"OpenSanctions yente matching (logic-v1)", "https://www.opensanctions.org/docs/api/matching/"},
+      {NULL, NULL}},
+     "-"},
 };
 
 const aml_typology_def *aml_catalog(void)

@@ -1,5 +1,6 @@
 /*
- * The typology catalog: the 14 typologies of aml-domain.md section 1 with
+ * The typology catalog: the 14 typologies of aml-domain.md section 1 and
+ * T15 sanctions exposure (docs/aml.md), with
  * their parameters (defaults, bounds and where each default comes from),
  * the FinCEN SAR category each maps to, and their sources. listTypologies,
  * the parameter-override schema and docs/aml.md are all generated from or
@@ -10,7 +11,7 @@
 
 #include "util/util.h"
 
-#define AML_NTYP 14
+#define AML_NTYP 15
 #define AML_MAX_PARAMS 16
 #define AML_CATALOG_VERSION "2026.1"
 #define AML_ENGINE_VERSION "1.0.0"
@@ -61,7 +62,8 @@ typedef struct aml_typology_def {
 /* Typology indexes (catalog order). */
 enum {
     AML_T01, AML_T02, AML_T03, AML_T04, AML_T05, AML_T06, AML_T07,
-    AML_T08, AML_T09, AML_T10, AML_T11, AML_T12, AML_T13, AML_T14
+    AML_T08, AML_T09, AML_T10, AML_T11, AML_T12, AML_T13, AML_T14,
+    AML_T15
 };
 
 /* Parameter indexes, per typology, in the order of the catalog. */
@@ -85,10 +87,15 @@ enum { P11_PERIOD, P11_CASH_MULT, P11_VOLUME_MULT, P11_MIN_AMOUNT, P11_SPIKE_MUL
 enum { P12_WINDOW, P12_MIN_AMOUNT, P12_ROUND_UNIT, P12_MIN_COUNT, P12_MIN_TOTAL };
 enum { P13_WINDOW, P13_KNOWN_LOOKBACK, P13_MIN_PAYERS, P13_MIN_SHARE, P13_MIN_CREDIT, P13_WARMUP, P13_MIN_TOTAL };
 enum { P14_MISMATCH };
+enum { P15_THRESHOLD, P15_MAX_PARTIES };
 
 #define AML_ALL_TYPOLOGIES ((1u << AML_NTYP) - 1)
+/* The typologies the generator injects: T15 depends on the screening lists
+ * a store has loaded, which a generated bank has not. */
+#define AML_GEN_TYPOLOGIES ((1u << AML_T15) - 1)
+#define AML_GEN_NTYP AML_T15 /* how many: T01-T14 */
 
-/** The 14 definitions, in order. */
+/** The AML_NTYP definitions, in order. */
 const aml_typology_def *aml_catalog(void);
 
 /** Index of a typology by "T01" or "T01_STRUCTURING"; -1 when unknown. */

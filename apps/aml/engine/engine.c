@@ -11,18 +11,20 @@
  *   graph.c      T07 cycle, T08 layering
  *   profile.c    T10 dormant account reactivated, T11 activity inconsistent with the profile
  *   exposure.c   T09 high-risk jurisdiction, T14 trade-based money laundering
+ *   sanctions.c  T15 sanctions and PEP exposure (screening against the loaded lists)
  *
  * Every loop walks arrays sorted by (booked_at, txn_no), and every graph
  * search counts its work against the maxExpansions/maxEdgesPerNode bounds,
  * so results are a function of the data and parameters alone.
  */
 #include "engine/typology.h"
+#include "screen/lists.h"
 
 /* The typologies in catalog order (table-driven dispatch). */
 static const typology_fn typologies[AML_NTYP] = {
     t01_structuring, t02_funnel,   t03_fan_in,       t04_fan_out, t05_rapid_movement,
     t06_money_mule,  t07_cycle,    t08_layering,     t09_jurisdiction, t10_dormant,
-    t11_profile,     t12_round_amounts, t13_third_party, t14_trade};
+    t11_profile,     t12_round_amounts, t13_third_party, t14_trade, t15_sanctions};
 
 /* ---- the run's reference data ------------------------------------------------------ */
 
@@ -212,6 +214,8 @@ static void eng_free(eng *e)
         free(e->fx);
     }
     eng_interner_free(&e->strs);
+    if (e->scr_own)
+        aml_screener_free(e->scr);
     if (e->data_hash.ctx) {
         char dummy[65];
         aml_sha256_final(&e->data_hash, dummy);
@@ -325,7 +329,7 @@ static void complete_finding(aml_finding *ft, int t, size_t naccts)
 }
 
 /* Counts, case score, risk level, outcome and the assessment id. */
-static void summarize(const aml_case_spec *cs, const char *kind, aml_assessment *out)
+static void summarize(const aml_case_spec *cs, const char *kind, const char *lists_key, aml_assessment *out)
 {
     for (int t = 0; t < AML_NTYP; t++) {
         if (!(out->mask & (1u << t)))
@@ -343,9 +347,10 @@ static void summarize(const aml_case_spec *cs, const char *kind, aml_assessment 
     out->outcome = out->matched ? "typologies_matched" : out->not_evaluable ? "partial_not_evaluable"
                                                                              : "no_typology_matched";
     aml_params_sha256(&out->params, out->params_sha);
-    char seed[512], h[65];
-    snprintf(seed, sizeof seed, "%s|%s|%u|%s|%s|%s|%s", cs->case_id ? cs->case_id : "", kind, out->mask,
-             out->params_sha, out->data_sha, AML_ENGINE_VERSION, AML_CATALOG_VERSION);
+    char seed[600], h[65];
+    /* T15's answer depends on the lists loaded: their versions enter the id. */
+    snprintf(seed, sizeof seed, "%s|%s|%u|%s|%s|%s|%s|%s", cs->case_id ? cs->case_id : "", kind, out->mask,
+             out->params_sha, out->data_sha, AML_ENGINE_VERSION, AML_CATALOG_VERSION, lists_key);
     aml_sha256_hex(seed, strlen(seed), h);
     snprintf(out->assessment_id, sizeof out->assessment_id, "asm_%.24s", h);
 }
@@ -380,6 +385,14 @@ int aml_engine_run_ctx(aml_store *s, const aml_engine_ctx *ctx, const aml_case_s
     e.to = cs->to;
     e.lean = kind && strcmp(kind, "scan") == 0;
     e.mask = out->mask;
+    if (out->mask & (1u << AML_T15)) {
+        e.scr = cs->screener;
+        if (!e.scr && aml_screener_new(s, &e.scr, err)) {
+            eng_free(&e);
+            return -1;
+        }
+        e.scr_own = !cs->screener;
+    }
     if (aml_sha256_init(&e.data_hash) || (ctx ? share_context(&e, ctx, err) : load_context(&e, err))) {
         aml_prefetch_end(s);
         eng_free(&e);
@@ -391,12 +404,14 @@ int aml_engine_run_ctx(aml_store *s, const aml_engine_ctx *ctx, const aml_case_s
     out->edges_read = e.edges_read;
     aml_sha256_update(&e.data_hash, e.hbuf, e.hlen);
     aml_sha256_final(&e.data_hash, out->data_sha);
+    char lists_key[AML_LISTS_KEY_MAX];
+    snprintf(lists_key, sizeof lists_key, "%s", eng_screener_key(&e));
     eng_free(&e);
     if (rc) {
         aml_assessment_free(out);
         return -1;
     }
-    summarize(cs, kind, out);
+    summarize(cs, kind, lists_key, out);
     return 0;
 }
 

@@ -1,5 +1,5 @@
 /*
- * The typology engine: evaluates T01-T14 over a case's focus accounts and
+ * The typology engine: evaluates T01-T15 over a case's focus accounts and
  * review window, and renders the assessment as JSON.
  *
  * Deterministic by construction: the engine reads nothing but the store
@@ -52,12 +52,29 @@ typedef struct aml_finding {
     int64_t first_at, last_at; /* span of the trigger evidence */
 } aml_finding;
 
+/*
+ * T15's screening of parties against the loaded lists: the process's
+ * shared index of the store's current list versions, a search scratch and
+ * a cache of answers per party name (sanctions.c). One per thread; a scan
+ * batch keeps one for all its accounts, so a name is screened once.
+ */
+typedef struct aml_screener aml_screener;
+
+/**
+ * A screener for the store's current lists (none loaded: a screener that
+ * finds T15 not evaluable). @return 0, or -1 on a store error or out of
+ * memory (err).
+ */
+int aml_screener_new(aml_store *s, aml_screener **out, aml_err *err);
+void aml_screener_free(aml_screener *sc);
+
 /* What to assess. */
 typedef struct aml_case_spec {
     const char *case_id;   /* for the assessment id */
     const int64_t *accts;  /* focus acct_nos, ascending */
     size_t naccts;
     int64_t from, to;      /* review window, seconds, inclusive */
+    aml_screener *screener; /* T15's, or NULL: the run makes its own */
 } aml_case_spec;
 
 /* A whole assessment. */

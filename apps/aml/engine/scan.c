@@ -273,8 +273,12 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matche
     int rc = aml_exec(s, "BEGIN", err);
     if (!rc)
         rc = aml_engine_ctx_load(s, &ctx, err);
+    /* T15: one screener for the batch (the process's index of the lists, answers cached by name). */
+    aml_screener *scr = NULL;
+    if (!rc)
+        rc = aml_screener_new(s, &scr, err);
     for (size_t i = 0; i < accts->n && !rc; i++) {
-        aml_case_spec cs = {NULL, &accts->v[i], 1, r->from, r->to};
+        aml_case_spec cs = {NULL, &accts->v[i], 1, r->from, r->to, scr};
         aml_assessment a;
         if (aml_engine_run_ctx(s, ctx, &cs, &p, AML_ALL_TYPOLOGIES, "scan", &a, err)) {
             rc = -1;
@@ -287,6 +291,7 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matche
         aml_assessment_free(&a);
     }
     aml_engine_ctx_free(ctx);
+    aml_screener_free(scr);
     if (rc)
         aml_rollback(s);
     else if (aml_commit(s, err))

@@ -204,6 +204,8 @@ typedef struct eng {
     unsigned mask;            /* the typologies that run */
     int first_have;           /* eng_first_activity's last answer: */
     int64_t first_acct, first_at;
+    aml_screener *scr;        /* T15's screening (NULL when T15 is not run) */
+    int scr_own;              /* made by this run, freed with it */
 } eng;
 
 /* A parameter of typology t, as a real or rounded to an integer. */
@@ -421,5 +423,9 @@ void t11_profile(eng *e, const acct_view *v, aml_finding *out);
 /* exposure.c: the account against reference data (jurisdiction lists, trade documents). */
 void t09_jurisdiction(eng *e, const acct_view *v, aml_finding *out);
 void t14_trade(eng *e, const acct_view *v, aml_finding *out);
+/* sanctions.c: the account's customers and counterparties against the screening lists. */
+void t15_sanctions(eng *e, const acct_view *v, aml_finding *out);
+/* The lists key of the run's screener ("" when no list is loaded). */
+const char *eng_screener_key(const eng *e);
 
 #endif /* AML_TYPOLOGY_H */

@@ -309,7 +309,10 @@ int aml_lists_show(aml_store *s, mcp_jw *w, aml_err *err)
 int64_t aml_lists_version(aml_store *s)
 {
     aml_st *st = aml_stmt(s, "SELECT coalesce(max(version_id), 0) FROM screening_list_versions");
-    return st && aml_step(st) == AML_ROW ? aml_col_int(st, 0) : -1;
+    int64_t v = st && aml_step(st) == AML_ROW ? aml_col_int(st, 0) : -1;
+    if (st)
+        aml_reset(st);
+    return v;
 }
 
 /* ---- the index -------------------------------------------------------- */
@@ -363,6 +366,7 @@ int aml_screening_load(aml_store *s, aml_screening *out, aml_err *err)
         }
         mcp_json_doc_free(doc);
     }
+    aml_reset(st);
     if (!rc && aml_sc_index_build(out->ix))
         rc = aml_errf(err, "out of memory building the screening index");
     if (rc)
@@ -385,8 +389,10 @@ void aml_lists_write_properties(aml_store *s, int64_t entity_no, mcp_jw *w)
         if (aml_step(st) == AML_ROW) {
             const char *p = aml_col_text(st, 0);
             mcp_jw_raw(w, p, strlen(p));
+            aml_reset(st);
             return;
         }
+        aml_reset(st);
     }
     mcp_jw_object_begin(w);
     mcp_jw_object_end(w);
@@ -423,5 +429,7 @@ int aml_lists_dismissed(aml_store *s, const char *subject, const char *list, con
     aml_bind_text(st, 1, subject);
     aml_bind_text(st, 2, list);
     aml_bind_text(st, 3, entity_id);
-    return aml_step(st) == AML_ROW;
+    int found = aml_step(st) == AML_ROW;
+    aml_reset(st); /* a statement left on its row would keep the connection's read snapshot open */
+    return found;
 }

@@ -73,4 +73,28 @@ int aml_lists_dismiss(aml_store *s, const char *subject, const char *list, const
 /** 1 when that pair was dismissed. */
 int aml_lists_dismissed(aml_store *s, const char *subject, const char *list, const char *entity_id);
 
+/* ---- one index per process (shared.c) ---------------------------------- */
+
+#define AML_LISTS_KEY_MAX 65 /* a lists key: SHA-256 hex and its NUL */
+
+/**
+ * The key of the store's current list versions: a digest of each list's
+ * name, newest version id and file SHA-256, in list order; "" when no
+ * list is loaded. Stores holding the same versions have the same key.
+ * @return 0, or -1 on a store error.
+ */
+int aml_lists_key(aml_store *s, char key[AML_LISTS_KEY_MAX], aml_err *err);
+
+/**
+ * The process's index of the lists with `key` (aml_lists_key of `s`,
+ * not ""): built from `s` on first use, and again when the key changes.
+ * Read-only; several threads may search it at once, each with its own
+ * scratch. Every acquire is paired with a release.
+ * Thread-safe (a mutex; a build runs under it).
+ * @return the index, or NULL on a store error or out of memory (err).
+ */
+const aml_screening *aml_screening_acquire(aml_store *s, const char *key, aml_err *err);
+/** Gives back an index from aml_screening_acquire (NULL is harmless). */
+void aml_screening_release(const aml_screening *sc);
+
 #endif /* AML_SCREEN_LISTS_H */

@@ -334,7 +334,7 @@ static int run_assessment(ctx *c, const aml_case *cs, const aml_params *p, unsig
                           aml_assessment *a)
 {
     aml_err err = {{0}};
-    aml_case_spec spec = {cs->case_id, cs->accts, cs->naccts, cs->from, cs->to};
+    aml_case_spec spec = {cs->case_id, cs->accts, cs->naccts, cs->from, cs->to, NULL};
     if (aml_engine_run(c->s, &spec, p, mask, kind, a, &err)) {
         char msg[600];
         snprintf(msg, sizeof msg, "The assessment could not run: %s", err.msg);
@@ -809,7 +809,7 @@ static mcp_status register_resources(mcp_server *srv, aml_app *app, mcp_error *e
     r.uri = "aml://typologies";
     r.name = "typologies";
     r.title = "Typology catalog";
-    r.description = "The typology catalog T01-T14 (the listTypologies result) as JSON.";
+    r.description = "The typology catalog T01-T15 (the listTypologies result) as JSON.";
     r.mime_type = "application/json";
     r.size = (int64_t)b.len;
     r.text = b.data;
@@ -868,7 +868,7 @@ mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err)
          "openedFrom/openedTo; paginated with cursor.",
          list_cases_in, list_cases_out, list_cases, 1},
         {"listTypologies", "List typologies",
-         "The typology catalog T01-T14: id, name, description, parameters with defaults, units and sources, and the "
+         "The typology catalog T01-T15: id, name, description, parameters with defaults, units and sources, and the "
          "FinCEN SAR activity codes each maps to.",
          empty_in, list_typologies_out, list_typologies, 1},
         {"assessTypology", "Assess typologies on a case",
