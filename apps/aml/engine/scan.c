@@ -260,8 +260,8 @@ static int record_match(aml_store *s, matches *m, int64_t acct, const aml_assess
     return rc;
 }
 
-int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matches *m, int64_t *evaluated,
-                  aml_err *err)
+int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, aml_screener *scr, matches *m,
+                  int64_t *evaluated, aml_err *err)
 {
     aml_params p;
     aml_params_default(&p);
@@ -273,10 +273,6 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matche
     int rc = aml_exec(s, "BEGIN", err);
     if (!rc)
         rc = aml_engine_ctx_load(s, &ctx, err);
-    /* T15: one screener for the batch (the process's index of the lists, answers cached by name). */
-    aml_screener *scr = NULL;
-    if (!rc)
-        rc = aml_screener_new(s, &scr, err);
     for (size_t i = 0; i < accts->n && !rc; i++) {
         aml_case_spec cs = {NULL, &accts->v[i], 1, r->from, r->to, scr};
         aml_assessment a;
@@ -291,7 +287,6 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matche
         aml_assessment_free(&a);
     }
     aml_engine_ctx_free(ctx);
-    aml_screener_free(scr);
     if (rc)
         aml_rollback(s);
     else if (aml_commit(s, err))

@@ -40,10 +40,12 @@ int scan_marks(aml_store *s, scan_run *r, aml_err *err);
 int scan_touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_err *err);
 /**
  * Every typology over each account on its own (in one read transaction),
- * the matches appended to m; *evaluated counts the accounts.
+ * the matches appended to m; *evaluated counts the accounts. scr: T15's
+ * screener, kept by the caller across its batches so that a name is
+ * screened once per thread.
  */
-int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, matches *m, int64_t *evaluated,
-                  aml_err *err);
+int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, aml_screener *scr, matches *m,
+                  int64_t *evaluated, aml_err *err);
 /**
  * The cases of a finished job from all its matches (ascending accounts):
  * the scan_runs row (r->run_id), groups opened or updated, assessed and

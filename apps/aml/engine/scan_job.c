@@ -380,12 +380,13 @@ static int stopping(scan_shared *sh)
 }
 
 /* Evaluates one claimed batch and keeps it. */
-static int run_batch(aml_store *s, scan_shared *sh, const char *me, const claim *c, aml_err *err)
+static int run_batch(aml_store *s, scan_shared *sh, const char *me, const claim *c, aml_screener *scr,
+                     aml_err *err)
 {
     matches m;
     memset(&m, 0, sizeof m);
     int64_t evaluated = 0;
-    int rc = scan_evaluate(s, &sh->r, &c->accts, &m, &evaluated, err), kept = -1;
+    int rc = scan_evaluate(s, &sh->r, &c->accts, scr, &m, &evaluated, err), kept = -1;
     if (!rc) {
         wlock(sh->o, s, 1);
         kept = batch_done(s, &sh->r, me, c, &m, evaluated, err);
@@ -407,7 +408,10 @@ static int work(aml_store *s, scan_shared *sh, const char *me, aml_err *err)
 {
     claim c;
     memset(&c, 0, sizeof c);
-    int rc = 0;
+    /* T15: one screener for all this thread's batches (the process's index of the lists as the scan starts,
+     * answers cached by name). */
+    aml_screener *scr = NULL;
+    int rc = aml_screener_new(s, &scr, err);
     while (!rc && !stopping(sh)) {
         wlock(sh->o, s, 1);
         int got = claim_next(s, sh, me, &c, err);
@@ -415,7 +419,7 @@ static int work(aml_store *s, scan_shared *sh, const char *me, aml_err *err)
         if (got < 0) {
             rc = -1;
         } else if (got) {
-            rc = run_batch(s, sh, me, &c, err);
+            rc = run_batch(s, sh, me, &c, scr, err);
         } else {
             int64_t all = 0, done = 0, adone = 0;
             if (batch_counts(s, sh->r.job_id, &all, &done, &adone)) {
@@ -428,6 +432,7 @@ static int work(aml_store *s, scan_shared *sh, const char *me, aml_err *err)
         }
     }
     free(c.accts.v);
+    aml_screener_free(scr);
     return rc;
 }
 
