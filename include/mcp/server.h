@@ -371,12 +371,14 @@ MCP_API mcp_status mcp_conn_recv(mcp_conn *conn, const char *frame, size_t len);
 MCP_API mcp_status mcp_conn_recv_auth(mcp_conn *conn, const char *frame, size_t len, const mcp_principal *principal);
 
 /**
- * Closes a connection: waits up to `grace_ms` for calls in flight to
- * finish (their responses are still sent), then cancels the rest (no
- * responses) and stops sending. Returns when no handler of this connection
- * is running any more, or `grace_ms` later again if one ignores
- * cancellation (it is then abandoned: its result is discarded, and a
- * warning is logged). With `grace_ms` 0 it returns at once: running
+ * Closes a connection: waits up to `grace_ms` for calls in flight (queued
+ * or running) to finish (their responses are still sent), then cancels
+ * the rest, answering each with a -32603 error ("Request cancelled: the
+ * connection closed ..."; the handler's own result, if it comes later, is
+ * discarded), and stops sending. Returns when no handler of this
+ * connection is running any more, or `grace_ms` later again if one
+ * ignores cancellation (it is then abandoned, and a warning is logged).
+ * With `grace_ms` 0 it returns at once and writes nothing: running
  * handlers are flagged cancelled and finish on their own, silently.
  *
  * @return MCP_OK, or MCP_ERR_TIMEOUT when a handler was abandoned.

@@ -29,8 +29,11 @@ typedef struct mcp_stdio_opts {
  * - Only protocol frames are written to the output; diagnostics go to the
  *   server's log callback (stderr by default).
  * - Answers leave as they complete, in any order.
- * - At end of input, calls in flight get `grace_ms` to finish (their
- *   answers are still written), then are cancelled.
+ * - At end of input, reading stops; calls in flight (queued or running)
+ *   get `grace_ms` to finish (their answers are still written), then the
+ *   rest are cancelled, each answered with a -32603 error, so a client
+ *   that writes its requests and closes the pipe gets an answer to every
+ *   one. Then it returns.
  * - SIGPIPE is set to ignored if it was at its default disposition, so a
  *   client that goes away cannot kill the process; a failed write ends
  *   sending on this connection.

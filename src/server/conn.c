@@ -1313,6 +1313,106 @@ static int before(const struct timespec *ts)
     return mcp__mono_ns() < t;
 }
 
+/* An error answer owed to a call the closing connection cancelled, built under c->mu, sent after. */
+typedef struct owed_answer {
+    struct owed_answer *next;
+    mcp_rpc_id id;   /* a string id points into `frame`'s allocation's tail */
+    mcp_buf frame;
+} owed_answer;
+
+/*
+ * Claims the answer of a call still in the table (0 when its own answer is
+ * already on its way) and builds the error that tells the client it was
+ * cancelled because the connection closed. Called with c->mu held.
+ */
+static owed_answer *owe_cancelled(mcp_call *call, unsigned grace_ms)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&call->finished, &expected, 1))
+        return NULL;
+    size_t idlen = call->msg.id.type == MCP_RPC_ID_STRING ? call->msg.id.len : 0;
+    owed_answer *o = mcp_malloc(sizeof *o + idlen + 1);
+    if (!o)
+        return NULL;
+    o->next = NULL;
+    o->id = call->msg.id;
+    if (idlen || call->msg.id.type == MCP_RPC_ID_STRING) {
+        char *copy = (char *)(o + 1);
+        memcpy(copy, call->msg.id.str, idlen);
+        copy[idlen] = '\0';
+        o->id.str = copy;
+    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "Request cancelled: the connection closed and the call did not finish within %u ms",
+             grace_ms);
+    mcp_buf_init(&o->frame, 0);
+    mcp_jw w;
+    mcp_jw_init(&w, &o->frame);
+    mcp_rpc_write_error(&w, &o->id, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+    if (mcp_jw_finish(&w) != MCP_OK) {
+        mcp_buf_cleanup(&o->frame);
+        mcp_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Sends the owed answers (in the order the calls were taken) and frees them. */
+static void send_owed(mcp_conn *c, owed_answer *list)
+{
+    owed_answer *rev = NULL;
+    while (list) {
+        owed_answer *n = list->next;
+        list->next = rev;
+        rev = list;
+        list = n;
+    }
+    while (rev) {
+        owed_answer *n = rev->next;
+        mcp__conn_send_to(c, &rev->frame, &rev->id, 1);
+        mcp_buf_cleanup(&rev->frame);
+        mcp_free(rev);
+        rev = n;
+    }
+}
+
+/*
+ * Cancels every call left in the table: queued ones are withdrawn (and
+ * freed here), running ones flagged. With a grace period each gets an
+ * error answer unless its own was already claimed; with none (the caller
+ * chose not to wait: its client is gone) none is written.
+ */
+static void cancel_the_rest(mcp_conn *c, unsigned grace_ms)
+{
+    mcp_call *owned = NULL;
+    owed_answer *answers = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (unsigned b = 0; b < MCP__CONN_BUCKETS; b++) {
+        while (c->buckets[b]) {
+            mcp_call *call = mcp__conn_take_call_locked(c, &c->buckets[b]->msg.id);
+            atomic_store(&call->cancelled, 1);
+            owed_answer *o = grace_ms ? owe_cancelled(call, grace_ms) : NULL;
+            if (o) {
+                o->next = answers;
+                answers = o;
+            }
+            atomic_store(&call->finished, 1);
+            if (call->state == MCP__CALL_QUEUED && mcp__pool_withdraw(c->srv->pool, &call->job)) {
+                call->bucket_next = owned;
+                owned = call;
+            }
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    send_owed(c, answers);
+    while (owned) {
+        mcp_call *n = owned->bucket_next;
+        owned->bucket_next = NULL;
+        mcp__call_release(owned);
+        owned = n;
+    }
+}
+
 mcp_status mcp_conn_close(mcp_conn *c, unsigned grace_ms)
 {
     if (!c)
@@ -1323,26 +1423,8 @@ mcp_status mcp_conn_close(mcp_conn *c, unsigned grace_ms)
     c->closing = 1;
     while (c->in_flight > 0 && before(&until))
         pthread_cond_timedwait(&c->cv, &c->mu, &until);
-    /* Cancel what is left: queued calls are withdrawn, running ones flagged. */
-    mcp_call *owned = NULL;
-    for (unsigned b = 0; b < MCP__CONN_BUCKETS; b++) {
-        while (c->buckets[b]) {
-            mcp_call *call = mcp__conn_take_call_locked(c, &c->buckets[b]->msg.id);
-            atomic_store(&call->cancelled, 1);
-            atomic_store(&call->finished, 1);
-            if (call->state == MCP__CALL_QUEUED && mcp__pool_withdraw(c->srv->pool, &call->job)) {
-                call->bucket_next = owned;
-                owned = call;
-            }
-        }
-    }
     pthread_mutex_unlock(&c->mu);
-    while (owned) {
-        mcp_call *n = owned->bucket_next;
-        owned->bucket_next = NULL;
-        mcp__call_release(owned);
-        owned = n;
-    }
+    cancel_the_rest(c, grace_ms);
     deadline_in(&until, grace_ms);
     pthread_mutex_lock(&c->mu);
     while (c->running > 0 && before(&until))
