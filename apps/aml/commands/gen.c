@@ -24,6 +24,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the in-memory dataset ----------------------------------------------------- */
 
@@ -2454,11 +2455,11 @@ static char (*case_ids(aml_store *s, size_t *np))[AML_CASE_ID_MAX + 1]
     return ids;
 }
 
-int aml_demo_store(aml_store **out, aml_err *err)
+int aml_demo_fill(aml_store *s, aml_err *err)
 {
-    aml_store *s;
-    if (aml_store_open(&s, NULL, AML_OPEN_CREATE, err))
-        return -1;
+    const char *delay = getenv("AML_TEST_DEMO_DELAY_MS"); /* test hook: a slow bank (tests/cli) */
+    if (delay && atoi(delay) > 0)
+        usleep((useconds_t)atoi(delay) * 1000u);
     aml_gen_opts o;
     aml_gen_defaults(&o);
     o.seed = 20260728;
@@ -2466,10 +2467,8 @@ int aml_demo_store(aml_store **out, aml_err *err)
     o.days = 120;
     o.instances = 1;
     o.lookalikes = 1;
-    if (aml_gen_store(s, &o, NULL, err)) {
-        aml_store_close(s);
+    if (aml_gen_store(s, &o, NULL, err))
         return -1;
-    }
     /* Assess every case once so that listCases shows risk levels out of the box. */
     size_t n;
     char (*ids)[AML_CASE_ID_MAX + 1] = case_ids(s, &n);
@@ -2483,7 +2482,15 @@ int aml_demo_store(aml_store **out, aml_err *err)
         rc = aml_commit(s, err);
     else
         aml_rollback(s);
-    if (rc) {
+    return rc ? -1 : 0;
+}
+
+int aml_demo_store(aml_store **out, aml_err *err)
+{
+    aml_store *s;
+    if (aml_store_open(&s, NULL, AML_OPEN_CREATE, err))
+        return -1;
+    if (aml_demo_fill(s, err)) {
         aml_store_close(s);
         return -1;
     }

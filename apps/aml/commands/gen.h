@@ -59,4 +59,10 @@ unsigned aml_gen_overlap(int typ);
  */
 int aml_demo_store(aml_store **out, aml_err *err);
 
+/**
+ * Fills `s`, an empty store (in memory: the server's demo store), with the
+ * demo bank of aml_demo_store. 0, or -1 with err.
+ */
+int aml_demo_fill(aml_store *s, aml_err *err);
+
 #endif /* AML_GEN_H */

@@ -30,6 +30,8 @@
 #include "tools/tools.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -707,12 +709,65 @@ static int cmd_lists(int argc, char **argv)
 /* ---- serve ---------------------------------------------------------------------------------- */
 
 /*
+ * The demo bank (no --db) is built on a thread of its own while the server
+ * already answers: server/discover, initialize and tools/list need no
+ * store, and a client's discover probe must not time out on a busy
+ * machine (seconds under ASan). The builder holds the pool's only
+ * connection (an in-memory store is a pool of one) until the bank is in,
+ * so the first tool call waits for it in aml_app_acquire.
+ */
+typedef struct demo_build {
+    aml_pool *pool;
+    aml_store *s; /* the pool's connection, borrowed by the builder */
+    pthread_t tid;
+    int started;
+    atomic_int done; /* the builder gave the connection back */
+} demo_build;
+
+static void *demo_main(void *arg)
+{
+    demo_build *d = arg;
+    aml_err err = {{0}};
+    if (aml_demo_fill(d->s, &err)) {
+        /* As when the bank was built before serving: without it the server has nothing to serve. */
+        fprintf(stderr, "mcp-server-aml: demo store: %s\n", err.msg);
+        fflush(stderr);
+        _exit(1);
+    }
+    aml_pool_release(d->pool, d->s);
+    atomic_store(&d->done, 1);
+    return NULL;
+}
+
+/* An empty in-memory store as a pool of one, borrowed by a thread that fills it with the demo bank. */
+static int serve_demo(aml_app *app, demo_build *d)
+{
+    aml_store *s;
+    aml_err err = {{0}};
+    if (aml_store_open(&s, NULL, AML_OPEN_CREATE, &err) || aml_pool_new(&app->pool, s, NULL, 0, 1, &err)) {
+        fprintf(stderr, "mcp-server-aml: demo store: %s\n", err.msg);
+        return 1;
+    }
+    app->store = aml_pool_first(app->pool);
+    d->pool = app->pool;
+    d->s = aml_pool_acquire(app->pool);
+    if (pthread_create(&d->tid, NULL, demo_main, d))
+        demo_main(d); /* no thread: build it here, as before */
+    else
+        d->started = 1;
+    return 0;
+}
+
+/*
  * The store the server answers from, as a pool of `size` connections
  * (0: one per core, as many as the server's tool workers), so tool calls
- * on different workers read in parallel (store/pool.h).
+ * on different workers read in parallel (store/pool.h). Without `db`, the
+ * demo bank, built meanwhile (serve_demo).
  */
-static int serve_pool(const char *db, long size, aml_app *app)
+static int serve_pool(const char *db, long size, aml_app *app, demo_build *demo)
 {
+    if (!db)
+        return serve_demo(app, demo);
     aml_store *first;
     int rc = store_for(db, AML_OPEN_CHECK, &first);
     if (rc)
@@ -812,10 +867,15 @@ static int cmd_serve(int argc, char **argv)
         fprintf(stderr, "mcp-server-aml: --auth-* options need --http (stdio has no tokens)\n");
         return die_usage(NULL);
     }
-    int rc = serve_pool(db, pool, &app);
+    static demo_build demo; /* static: a builder still running at exit finds it */
+    int rc = serve_pool(db, pool, &app, &demo);
     if (rc)
         return rc;
     rc = aml_serve(&app, &so);
+    if (demo.started && !atomic_load(&demo.done))
+        return rc; /* the input ended before the bank was in: no call needs it, exit without it */
+    if (demo.started)
+        pthread_join(demo.tid, NULL);
     aml_pool_free(app.pool);
     return rc;
 }
