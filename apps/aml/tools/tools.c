@@ -1077,7 +1077,12 @@ int aml_serve(aml_app *app, const aml_serve_opts *o)
         if (st != MCP_OK)
             fprintf(stderr, "mcp-server-aml: --http %s: %s\n", o->http, err.message);
     } else {
-        st = mcp_stdio_serve(srv, NULL);
+        /* At end of input, calls in flight get a minute (libmcp's default is 5 s): a client that pipes its
+         * calls and closes stdin waits for its answers, which may wait for the demo bank being built. */
+        mcp_stdio_opts sto;
+        memset(&sto, 0, sizeof sto);
+        sto.grace_ms = AML_STDIO_GRACE_MS;
+        st = mcp_stdio_serve(srv, &sto);
     }
     mcp_metrics_server_stop(ms);
     mcp_server_free(srv);

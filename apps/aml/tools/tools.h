@@ -97,6 +97,9 @@ const char *aml_audit_detail(const char *detail, const char *traceparent, char *
 /** Adds the app's own metrics (scan and import progress) to the server's scrapes (metrics.c). */
 mcp_status aml_metrics_register(mcp_server *srv);
 
+/* Over stdio, how long calls in flight at end of input may still run before they are cancelled. */
+#define AML_STDIO_GRACE_MS 60000u
+
 typedef struct aml_serve_opts {
     const char *http;        /* [HOST:]PORT, or NULL for stdio */
     const char *metrics;     /* [HOST:]PORT of the Prometheus metrics listener, or NULL for none */
