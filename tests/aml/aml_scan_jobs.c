@@ -6,7 +6,8 @@
  * `scan --worker` processes started at once share one job and equal the
  * plain scan; a worker SIGKILLed mid-batch loses nothing (its batch is
  * claimed again once the lease ends) and another worker finishes the job
- * with the same result.
+ * with the same result; a batch slower than its lease keeps its claim
+ * (the worker's heartbeat renews the lease).
  *
  * On SQLite without AML_TEST_DB; on PostgreSQL when tests/lib/pg.sh sets
  * it (each store a fresh schema, pgtest.h).
@@ -52,6 +53,25 @@ static int wait_status(pid_t pid)
     if (pid <= 0 || waitpid(pid, &st, 0) != pid)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* wait_status within `secs` seconds; past them the process is killed and -1 returned (a scan that never ends). */
+static int wait_status_within(pid_t pid, int secs)
+{
+    for (int i = 0; i < secs * 10; i++) {
+        int st = 0;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0)
+            return -1;
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "  pid %d still running after %d s: killed\n", (int)pid, secs);
+    kill(pid, SIGKILL);
+    wait_status(pid);
+    return -1;
 }
 
 static int run(const char *name, const char *const *args)
@@ -259,10 +279,43 @@ static void test_killed_worker_loses_nothing(void)
     T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
 }
 
+/*
+ * A batch slower than its lease keeps its claim: the worker's heartbeat
+ * renews the lease while it evaluates, so the other worker, idle and
+ * polling for a claim whose lease ended, never claims it again (attempted
+ * once) and the result equals the plain scan. One batch (--batch 65536),
+ * so that one worker is always idle. AML_TEST_SCAN_BATCH_DELAY_MS is a
+ * test hook of the scan engine (engine/scan_job.c): each batch takes that
+ * much longer before it is kept; here 5 s against a 2 s lease.
+ */
+static void test_slow_batch_keeps_its_lease(void)
+{
+    scan_reference();
+    char db[600];
+    make_store("slow", db, sizeof db);
+    const char *args[] = {"scan", "--db", db, "--worker", "--batch", "65536", "--lease", "2", NULL};
+    setenv("AML_TEST_SCAN_BATCH_DELAY_MS", "5000", 1);
+    pid_t p[2];
+    p[0] = spawn("slow-0", args);
+    p[1] = spawn("slow-1", args);
+    unsetenv("AML_TEST_SCAN_BATCH_DELAY_MS");
+    /* Without renewals the two take the batch from each other for ever: give them two minutes. */
+    int rc0 = wait_status_within(p[0], 120);
+    int rc1 = wait_status_within(p[1], rc0 < 0 ? 1 : 60);
+    T_EQ_INT(rc0, 0);
+    T_EQ_INT(rc1, 0);
+    expect_reference(db);
+    T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches"), 1);
+    T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
+    T_EQ_INT(one(db, "SELECT max(attempts) FROM scan_batches"), 1);
+    T_EQ_INT(one(db, "SELECT count(*) FROM scan_runs"), 1);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {TEST(test_jobs_same_as_one), TEST(test_stopped_scan_resumes),
-                                   TEST(test_workers_share_one_scan), TEST(test_killed_worker_loses_nothing)};
+                                   TEST(test_workers_share_one_scan), TEST(test_killed_worker_loses_nothing),
+                                   TEST(test_slow_batch_keeps_its_lease)};
     if (argc < 2) {
         fprintf(stderr, "usage: aml_scan_jobs PATH-TO-mcp-server-aml [WORKDIR]\n");
         printf("aml_scan_jobs: 0 passed, 1 failed\n");

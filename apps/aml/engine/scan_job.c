@@ -50,6 +50,12 @@ static void wlock(const aml_scan_opts *o, aml_store *s, int on)
         o->write_lock(o->ud, s, on);
 }
 
+/* Seconds a claim lasts. */
+static int64_t lease_of(const aml_scan_opts *o)
+{
+    return o->lease > 0 ? o->lease : AML_SCAN_LEASE_DEFAULT;
+}
+
 /* ---- opening a job ---------------------------------------------------------------- */
 
 static int job_load(aml_store *s, int64_t job_id, scan_run *r, aml_err *err)
@@ -193,6 +199,14 @@ static int job_open(aml_store *s, const aml_scan_opts *o, scan_run *r, aml_err *
 
 /* ---- batches ------------------------------------------------------------------------ */
 
+/* The claim a thread is evaluating, for the heartbeat that renews its lease. */
+typedef struct held {
+    int active;
+    int lost;               /* the heartbeat found the claim no longer ours */
+    int64_t batch_no, attempt;
+    char me[128];
+} held;
+
 /* What the threads of one process share. */
 typedef struct scan_shared {
     const aml_scan_opts *o;
@@ -205,6 +219,9 @@ typedef struct scan_shared {
     int failed;
     aml_err err;            /* the first failure */
     char host[64];
+    held holds[AML_SCAN_JOBS_MAX + 1]; /* by thread index (0: the caller's thread) */
+    pthread_cond_t beat_cv; /* wakes the heartbeat to stop */
+    int beat_stop;
 } scan_shared;
 
 /* A claimed batch. */
@@ -261,7 +278,7 @@ static int claim_next(aml_store *s, scan_shared *sh, const char *me, claim *c, a
         rc = q ? 0 : aml_errf(err, "%s", aml_errmsg(s));
         if (!rc) {
             aml_bind_text(q, 1, me);
-            aml_bind_int(q, 2, now + (sh->o->lease > 0 ? sh->o->lease : AML_SCAN_LEASE_DEFAULT));
+            aml_bind_int(q, 2, now + lease_of(sh->o));
             aml_bind_int(q, 3, c->attempt);
             aml_bind_int(q, 4, sh->r.job_id);
             aml_bind_int(q, 5, c->batch_no);
@@ -379,15 +396,56 @@ static int stopping(scan_shared *sh)
     return stop;
 }
 
-/* Evaluates one claimed batch and keeps it. */
-static int run_batch(aml_store *s, scan_shared *sh, const char *me, const claim *c, aml_screener *scr,
+static void hold(scan_shared *sh, int index, const char *me, const claim *c)
+{
+    pthread_mutex_lock(&sh->mu);
+    held *h = &sh->holds[index];
+    h->active = 1;
+    h->lost = 0;
+    h->batch_no = c->batch_no;
+    h->attempt = c->attempt;
+    snprintf(h->me, sizeof h->me, "%s", me);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* Ends the hold: 1 when the heartbeat found the claim taken over meanwhile. */
+static int unhold(scan_shared *sh, int index)
+{
+    pthread_mutex_lock(&sh->mu);
+    held *h = &sh->holds[index];
+    int lost = h->lost;
+    h->active = 0;
+    pthread_mutex_unlock(&sh->mu);
+    return lost;
+}
+
+/* Test hook (tests/aml/aml_scan_jobs.c): every batch this much slower. */
+static void test_batch_delay(void)
+{
+    const char *v = getenv("AML_TEST_SCAN_BATCH_DELAY_MS");
+    long ms = v ? atol(v) : 0;
+    if (ms > 0 && ms <= 600000)
+        usleep((useconds_t)ms * 1000u);
+}
+
+/*
+ * Evaluates one claimed batch and keeps it, unless the claim was lost
+ * meanwhile (batch_done checks that again, in the transaction).
+ */
+static int run_batch(aml_store *s, scan_shared *sh, int index, const char *me, const claim *c, aml_screener *scr,
                      aml_err *err)
 {
     matches m;
     memset(&m, 0, sizeof m);
     int64_t evaluated = 0;
+    hold(sh, index, me, c);
     int rc = scan_evaluate(s, &sh->r, &c->accts, scr, &m, &evaluated, err), kept = -1;
-    if (!rc) {
+    if (!rc)
+        test_batch_delay();
+    int lost = unhold(sh, index);
+    if (!rc && lost) {
+        kept = 0;
+    } else if (!rc) {
         wlock(sh->o, s, 1);
         kept = batch_done(s, &sh->r, me, c, &m, evaluated, err);
         wlock(sh->o, s, 0);
@@ -404,8 +462,12 @@ static int run_batch(aml_store *s, scan_shared *sh, const char *me, const claim 
  * Claims and evaluates batches until none is left to claim and every batch is done (batches
  * claimed by others are waited for; their lease ends if their worker died), or until stopped.
  */
-static int work(aml_store *s, scan_shared *sh, const char *me, aml_err *err)
+static void worker_name(const scan_shared *sh, int index, char *out, size_t n);
+
+static int work(aml_store *s, scan_shared *sh, int index, aml_err *err)
 {
+    char me[128];
+    worker_name(sh, index, me, sizeof me);
     claim c;
     memset(&c, 0, sizeof c);
     /* T15: one screener for all this thread's batches (the process's index of the lists as the scan starts,
@@ -419,7 +481,7 @@ static int work(aml_store *s, scan_shared *sh, const char *me, aml_err *err)
         if (got < 0) {
             rc = -1;
         } else if (got) {
-            rc = run_batch(s, sh, me, &c, scr, err);
+            rc = run_batch(s, sh, index, me, &c, scr, err);
         } else {
             int64_t all = 0, done = 0, adone = 0;
             if (batch_counts(s, sh->r.job_id, &all, &done, &adone)) {
@@ -465,9 +527,7 @@ static void *thread_main(void *arg)
     scan_thread *t = arg;
     aml_err err = {{0}};
     aml_store *s = NULL;
-    char me[128];
-    worker_name(t->sh, t->index, me, sizeof me);
-    if (aml_store_open(&s, t->sh->o->db, 0, &err) || work(s, t->sh, me, &err))
+    if (aml_store_open(&s, t->sh->o->db, 0, &err) || work(s, t->sh, t->index, &err))
         fail(t->sh, &err);
     aml_store_close(s);
     return NULL;
@@ -479,11 +539,8 @@ static int run_batches(aml_store *s, scan_shared *sh, aml_err *err)
     int jobs = sh->o->jobs > 1 && sh->o->db && !aml_store_is_memory(s) ? sh->o->jobs : 1;
     if (jobs > AML_SCAN_JOBS_MAX)
         jobs = AML_SCAN_JOBS_MAX;
-    if (jobs == 1) {
-        char me[128];
-        worker_name(sh, 0, me, sizeof me);
-        return work(s, sh, me, err);
-    }
+    if (jobs == 1)
+        return work(s, sh, 0, err);
     scan_thread th[AML_SCAN_JOBS_MAX];
     int started = 0;
     for (int i = 0; i < jobs; i++) {
@@ -502,6 +559,92 @@ static int run_batches(aml_store *s, scan_shared *sh, aml_err *err)
         return -1;
     }
     return 0;
+}
+
+/* ---- the heartbeat ---------------------------------------------------------------- */
+
+/*
+ * A batch may take longer than the lease: while a thread evaluates one, a
+ * heartbeat thread of the process renews its lease every third of the
+ * lease, on a connection of its own (a long evaluation holds the thread's
+ * connection). A claim found no longer ours (its lease ended anyway, say
+ * the process was stopped, and another worker took the batch) is marked
+ * lost: the thread keeps nothing of the batch.
+ */
+/* Extends one claim's lease: 1 renewed, 0 no longer ours, -1 error. */
+static int renew(aml_store *s, const scan_shared *sh, const held *h)
+{
+    aml_st *q = aml_stmt(s, "UPDATE scan_batches SET lease_until = ? WHERE job_id = ? AND batch_no = ? "
+                            "AND state = 'claimed' AND claimed_by = ? AND attempts = ?");
+    if (!q)
+        return -1;
+    aml_bind_int(q, 1, db_now(s) + lease_of(sh->o));
+    aml_bind_int(q, 2, sh->r.job_id);
+    aml_bind_int(q, 3, h->batch_no);
+    aml_bind_text(q, 4, h->me);
+    aml_bind_int(q, 5, h->attempt);
+    aml_err err;
+    if (aml_step_done(s, q, &err))
+        return -1;
+    return aml_changes(s) == 1;
+}
+
+/* Renews every claim held now; marks the lost ones. Called with sh->mu held; returns with it held. */
+static void renew_all(aml_store *s, scan_shared *sh)
+{
+    held now[AML_SCAN_JOBS_MAX + 1];
+    memcpy(now, sh->holds, sizeof now);
+    pthread_mutex_unlock(&sh->mu);
+    int got[AML_SCAN_JOBS_MAX + 1];
+    for (int i = 0; i <= AML_SCAN_JOBS_MAX; i++)
+        got[i] = now[i].active ? renew(s, sh, &now[i]) : 1;
+    pthread_mutex_lock(&sh->mu);
+    for (int i = 0; i <= AML_SCAN_JOBS_MAX; i++) {
+        held *h = &sh->holds[i];
+        if (got[i] == 0 && h->active && h->batch_no == now[i].batch_no && h->attempt == now[i].attempt)
+            h->lost = 1; /* an error (-1) is not a loss: the next beat tries again */
+    }
+}
+
+static void *heartbeat_main(void *arg)
+{
+    scan_shared *sh = arg;
+    aml_store *s = NULL;
+    aml_err err = {{0}};
+    if (aml_store_open(&s, sh->o->db, 0, &err))
+        return NULL; /* no renewals: each lease runs its course, as a claim's first lease does */
+    int64_t every_ms = lease_of(sh->o) * 1000 / 3;
+    pthread_mutex_lock(&sh->mu);
+    while (!sh->beat_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        int64_t ns = (int64_t)until.tv_nsec + every_ms % 1000 * 1000000;
+        until.tv_sec += (time_t)(every_ms / 1000 + ns / 1000000000);
+        until.tv_nsec = (long)(ns % 1000000000);
+        while (!sh->beat_stop && pthread_cond_timedwait(&sh->beat_cv, &sh->mu, &until) == 0)
+            ;
+        if (!sh->beat_stop)
+            renew_all(s, sh);
+    }
+    pthread_mutex_unlock(&sh->mu);
+    aml_store_close(s);
+    return NULL;
+}
+
+/* The batches, with a heartbeat when the store can be opened again (not an in-memory one). */
+static int run_batches_beating(aml_store *s, scan_shared *sh, aml_err *err)
+{
+    pthread_t beat;
+    int beating = sh->o->db && !aml_store_is_memory(s) && pthread_create(&beat, NULL, heartbeat_main, sh) == 0;
+    int rc = run_batches(s, sh, err);
+    if (beating) {
+        pthread_mutex_lock(&sh->mu);
+        sh->beat_stop = 1;
+        pthread_cond_broadcast(&sh->beat_cv);
+        pthread_mutex_unlock(&sh->mu);
+        pthread_join(beat, NULL);
+    }
+    return rc;
 }
 
 /* ---- the cases -------------------------------------------------------------------- */
@@ -628,7 +771,7 @@ static int scan_job(aml_store *s, scan_shared *sh, aml_scan_stats *st, aml_err *
     if (!sh->o->progress)
         sh->prog.enabled = 0;
     aml_progress_update(&sh->prog, (uint64_t)sh->accounts_done);
-    int rc = run_batches(s, sh, err);
+    int rc = run_batches_beating(s, sh, err);
     aml_progress_end(&sh->prog);
     st->job_id = sh->r.job_id;
     st->batches = sh->r.batches;
@@ -662,7 +805,9 @@ int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *st
         fprintf(out, "scan: the store has no transactions\n");
     if (rc == 0) {
         pthread_mutex_init(&sh.mu, NULL);
+        pthread_cond_init(&sh.beat_cv, NULL);
         rc = scan_job(s, &sh, &st, err);
+        pthread_cond_destroy(&sh.beat_cv);
         pthread_mutex_destroy(&sh.mu);
     }
     st.seconds = (double)(aml_mono_ns() - t0) / 1e9;
