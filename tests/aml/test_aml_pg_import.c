@@ -4,7 +4,9 @@
  * into an empty store goes through COPY) leave the same rows in every data
  * table, compared row by row in key order through the aml_ API; gen into
  * a store likewise; a second import into a filled store (row by row on
- * PostgreSQL) too; bad rows skipped alike; a failed import keeps nothing
+ * PostgreSQL) too; bad rows skipped alike, also rows the database would
+ * refuse (text that is not UTF-8 in a bulk COPY, a unique key row by row);
+ * a failed import keeps nothing
  * and leaves the indexes a bulk load takes down in place; so does one its
  * caller cancels through on_progress.
  */
@@ -258,6 +260,112 @@ static void test_bad_rows_skipped(void)
     unlink(path);
 }
 
+static int64_t q1(aml_store *s, const char *sql);
+
+/* What a FILE written so far holds (malloc'd). */
+static char *slurp_file(FILE *f)
+{
+    long n = ftell(f);
+    char *t = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
+    rewind(f);
+    if (t && n > 0 && fread(t, 1, (size_t)n, f) != (size_t)n)
+        t[0] = '\0';
+    return t;
+}
+
+/* The same import with --skip-bad-rows on both stores: both succeed, skip the same rows and report them alike. */
+static void skip_both(aml_store *lite, aml_store *pg, const char *path, uint64_t skipped, const char *expect)
+{
+    const char *paths[] = {path};
+    aml_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.skip_bad = 1;
+    FILE *r1 = tmpfile(), *r2 = tmpfile();
+    T_NOT_NULL(r1);
+    T_NOT_NULL(r2);
+    aml_err e1 = {{0}}, e2 = {{0}};
+    aml_ingest_stats s1, s2;
+    memset(&s1, 0, sizeof s1);
+    memset(&s2, 0, sizeof s2);
+    int rc1 = aml_import(lite, AML_FMT_NATIVE, paths, 1, &o, r1, &s1, &e1);
+    int rc2 = aml_import(pg, AML_FMT_NATIVE, paths, 1, &o, r2, &s2, &e2);
+    if (rc1 || rc2)
+        fprintf(stderr, "  sqlite: %d %s\n  pg: %d %s\n", rc1, e1.msg, rc2, e2.msg);
+    char *t1 = slurp_file(r1), *t2 = slurp_file(r2);
+    if (t1 && t2 && strcmp(t1, t2))
+        fprintf(stderr, "  sqlite reported:\n%s  pg reported:\n%s", t1, t2);
+    T_EQ_INT(rc1, 0);
+    T_EQ_INT(rc2, 0);
+    T_EQ_INT(s1.skipped, skipped);
+    T_EQ_INT(s2.skipped, skipped);
+    T_EQ_INT(s1.transactions, s2.transactions);
+    T_TRUE(t1 && t2 && strcmp(t1, t2) == 0);
+    T_TRUE(t2 && strstr(t2, expect) != NULL);
+    free(t1);
+    free(t2);
+    fclose(r1);
+    fclose(r2);
+    same_rows(lite, pg);
+}
+
+/*
+ * Rows the database itself would refuse are skipped alike: text that is not
+ * UTF-8 (PostgreSQL refuses it in the bulk COPY; every field is checked
+ * first, on both stores), into an empty store (COPY on PostgreSQL).
+ */
+static void test_bad_text_skipped(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad-text.csv", workdir);
+    write_file(path, "customer,C1,individual,Ann Lee,,,,,,,,,,,,,,,\n"
+                     "customer,C2,individual,Bad \377 Name,,,,,,,,,,,,,,,\n"
+                     "account,A1,1,,,,USD,active,,,,,,\n"
+                     "party,A1,C1,primary\n"
+                     "txn,T1,2025-01-02T10:00:00Z,second,A1,X9,1000,USD,wire,,,,,,,\"caf\303\251\",,,\n"
+                     "txn,T2,2025-01-02T11:00:00Z,second,A1,X9,2000,USD,wire,,,,,,,\"\300\257\",,,\n"
+                     "txn,T3,2025-01-03T10:00:00Z,second,X9,A1,300,USD,ach,,,,,,,,,,\n");
+    aml_store *lite, *pg;
+    open_both(&lite, &pg);
+    skip_both(lite, pg, path, 2, "bad-text.csv:6: skipped: line 6: field 16 is not UTF-8 text");
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM transactions"), 2);
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM customers"), 1);
+    aml_store_close(lite);
+    aml_store_close(pg);
+    unlink(path);
+}
+
+/*
+ * Into a filled store (row by row on PostgreSQL): a row the database
+ * refuses (a transaction id or customer already stored: a unique index)
+ * fails alone and the rows after it are stored, as on SQLite.
+ */
+static void test_refused_rows_skipped_row_by_row(void)
+{
+    char first[512], second[512];
+    snprintf(first, sizeof first, "%s/first.csv", workdir);
+    snprintf(second, sizeof second, "%s/second.csv", workdir);
+    write_file(first, "customer,C1,individual,Ann Lee,,,,,,,,,,,,,,,\n"
+                      "account,A1,1,,,,USD,active,,,,,,\n"
+                      "txn,T1,2025-01-02T10:00:00Z,second,A1,X9,1000,USD,wire,,,,,,,,,,\n");
+    write_file(second, "txn,T1,2025-01-02T11:00:00Z,second,A1,X9,2000,USD,wire,,,,,,,,,,\n"
+                       "txn,T2,2025-01-03T10:00:00Z,second,X9,A1,300,USD,ach,,,,,,,,,,\n"
+                       "customer,C1,individual,Ann Again,,,,,,,,,,,,,,,\n"
+                       "customer,C2,individual,Bob Ray,,,,,,,,,,,,,,,\n"
+                       "party,A1,C2,joint\n"
+                       "txn,T3,2025-01-04T10:00:00Z,second,A1,X8,700,USD,wire,,,,,,,,,,\n");
+    aml_store *lite, *pg;
+    open_both(&lite, &pg);
+    const char *paths[] = {first};
+    T_EQ_INT(import_both(lite, pg, AML_FMT_NATIVE, paths, 1, NULL), 0);
+    skip_both(lite, pg, second, 2, "second.csv:3: skipped: customer 'C1' already exists");
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM transactions"), 3);
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM account_parties"), 1);
+    aml_store_close(lite);
+    aml_store_close(pg);
+    unlink(first);
+    unlink(second);
+}
+
 static int64_t q1(aml_store *s, const char *sql)
 {
     aml_st *st = aml_prepare(s, sql);
@@ -350,5 +458,6 @@ static void test_cleanup(void)
 }
 
 TEST_MAIN(TEST(test_environment), TEST(test_gen), TEST(test_native_then_amlworld), TEST(test_amlsim),
-          TEST(test_bad_rows_skipped), TEST(test_failed_import_keeps_nothing), TEST(test_cancelled_import_keeps_nothing),
+          TEST(test_bad_rows_skipped), TEST(test_bad_text_skipped), TEST(test_refused_rows_skipped_row_by_row),
+          TEST(test_failed_import_keeps_nothing), TEST(test_cancelled_import_keeps_nothing),
           TEST(test_cleanup))

@@ -142,6 +142,7 @@ struct aml_ingest {
     int declared;          /* coverage records were given */
     int bulk;              /* PostgreSQL into an empty transactions table: rows through COPY (bulk_*) */
     int copying;           /* bulk: the COPY into transactions is open */
+    int row_savepoints;    /* PostgreSQL row by row with skip_bad: each row's statement under a savepoint */
     int64_t next_txn;      /* bulk: the next txn_no */
     mcp_buf txb;           /* bulk: transaction rows not sent yet */
     mcp_buf custb, acctb, partyb; /* bulk: rows of the small tables, stored at the next flush */
@@ -454,6 +455,7 @@ int aml_ingest_begin(aml_ingest **out, aml_store *s, const aml_ingest_opts *o, a
         if (!lite && (bulk_start(in, err) || aml_bulk_keys(s, 1, err)))
             goto fail_msg;
     }
+    in->row_savepoints = !lite && !in->bulk && in->o.skip_bad;
     if (load_fx(in, err))
         goto fail_msg;
     *out = in;
@@ -649,31 +651,63 @@ int aml_ingest_commit(aml_ingest *in, aml_ingest_stats *stats, aml_err *err)
 }
 
 /* Runs an INSERT ... RETURNING of one integer key into *no. */
+/*
+ * PostgreSQL row by row with --skip-bad-rows: a statement the database
+ * refuses would abort the whole transaction, so each row's statement runs
+ * under a savepoint, rolled back alone when it fails (as a failed
+ * statement on SQLite undoes only itself). Two more round trips per row,
+ * only then.
+ */
+static void row_savepoint(aml_ingest *in)
+{
+    if (in->row_savepoints)
+        aml_exec(in->s, "SAVEPOINT aml_row", NULL);
+}
+
+static void row_savepoint_end(aml_ingest *in, int ok)
+{
+    if (!in->row_savepoints)
+        return;
+    if (!ok)
+        aml_exec(in->s, "ROLLBACK TO SAVEPOINT aml_row", NULL);
+    aml_exec(in->s, "RELEASE SAVEPOINT aml_row", NULL);
+}
+
+/* The error of a failed row statement (read before the savepoint is rolled back). */
+static int step_failed(aml_ingest *in, const char *what, const char *id, aml_err *err)
+{
+    if (aml_err_unique(in->s))
+        aml_errf(err, "%s '%.80s' already exists", what, id ? id : "");
+    else
+        aml_errf(err, "%s '%.80s': %s", what, id ? id : "", aml_errmsg(in->s));
+    row_savepoint_end(in, 0);
+    return -1;
+}
+
 static int step_id(aml_ingest *in, aml_st *st, const char *what, const char *id, int64_t *no, aml_err *err)
 {
+    row_savepoint(in);
     int rc = aml_step(st);
     if (rc == AML_ROW) {
         *no = aml_col_int(st, 0);
         rc = aml_step(st);
     }
     aml_reset(st);
-    if (rc == AML_DONE)
-        return 0;
-    if (aml_err_unique(in->s))
-        return aml_errf(err, "%s '%.80s' already exists", what, id ? id : "");
-    return aml_errf(err, "%s '%.80s': %s", what, id ? id : "", aml_errmsg(in->s));
+    if (rc != AML_DONE)
+        return step_failed(in, what, id, err);
+    row_savepoint_end(in, 1);
+    return 0;
 }
 
 static int step(aml_ingest *in, aml_st *st, const char *what, const char *id, aml_err *err)
 {
+    row_savepoint(in);
     int rc = aml_step(st);
     aml_reset(st);
-    if (rc == AML_DONE)
-        return 0;
-    const char *msg = aml_errmsg(in->s);
-    if (aml_err_unique(in->s))
-        return aml_errf(err, "%s '%.80s' already exists", what, id ? id : "");
-    return aml_errf(err, "%s '%.80s': %s", what, id ? id : "", msg);
+    if (rc != AML_DONE)
+        return step_failed(in, what, id, err);
+    row_savepoint_end(in, 1);
+    return 0;
 }
 
 static int valid_date(const char *d)

@@ -723,6 +723,48 @@ static int csv_split_quoted(aml_csv *c, char *p, char *e, aml_err *err)
     return 1;
 }
 
+/* Length of the UTF-8 sequence at p (at most n bytes), or 0 when it is not one (overlong, surrogate, > U+10FFFF, NUL). */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+    unsigned char b = p[0];
+    if (b >= 0x01 && b < 0x80)
+        return 1;
+    size_t len = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    if (!len || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((b == 0xE0 && p[1] < 0xA0) || (b == 0xED && p[1] > 0x9F) || (b == 0xF0 && p[1] < 0x90) ||
+        (b == 0xF4 && p[1] > 0x8F))
+        return 0;
+    return len;
+}
+
+/* The first field of the record that is not UTF-8 text (1-based), or 0. */
+static size_t csv_bad_utf8(const aml_csv *c)
+{
+    for (size_t f = 0; f < c->nfields; f++) {
+        const unsigned char *p = (const unsigned char *)c->fields[f].p;
+        size_t n = c->fields[f].n, k;
+        for (size_t i = 0; i < n; i += k)
+            if (!(k = utf8_seq(p + i, n - i)))
+                return f + 1;
+    }
+    return 0;
+}
+
+/* The record's fields, checked to be UTF-8 text without NUL bytes (what the stores hold). */
+static int csv_split(aml_csv *c, char *p, char *e, int quoted, aml_err *err)
+{
+    int rc = quoted ? csv_split_quoted(c, p, e, err) : csv_split_plain(c, p, e, err);
+    size_t bad = rc > 0 ? csv_bad_utf8(c) : 0;
+    if (bad)
+        return aml_errf(err, "line %llu: field %zu is not UTF-8 text (or holds a NUL byte)", (unsigned long long)c->line,
+                        bad);
+    return rc;
+}
+
 int aml_csv_next(aml_csv *c, aml_err *err)
 {
     for (;;) {
@@ -756,7 +798,7 @@ int aml_csv_next(aml_csv *c, aml_err *err)
         c->pos = end < c->len ? end + 1 : end;
         c->nfields = 0;
         char *p = c->buf + start, *e = c->buf + rec_end;
-        return quoted ? csv_split_quoted(c, p, e, err) : csv_split_plain(c, p, e, err);
+        return csv_split(c, p, e, quoted, err);
     }
 }
 

@@ -184,7 +184,8 @@ int aml_csv_open(aml_csv *c, FILE *f);
 /**
  * Reads the next record. @return 1 with a record, 0 at end of input, -1
  * on a malformed record (unterminated quote, too many fields, a record
- * over 1 MiB); err says which and c->line where.
+ * over 1 MiB, a field that is not UTF-8 text or holds a NUL byte); err
+ * says which and c->line where. After -1 the next call reads on.
  */
 int aml_csv_next(aml_csv *c, aml_err *err);
 void aml_csv_close(aml_csv *c);
