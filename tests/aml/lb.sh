@@ -133,7 +133,16 @@ calls=$work/calls.txt
 if ! "$client" "http://127.0.0.1:$lb/mcp" "$calls" "$pid2" 2>"$work/client.log"; then
   fail "aml_lb_client"; cat "$work/client.log"
 fi
-sleep 1.2 # the HAProxy log of the last requests
+# HAProxy logs a request when it ends: the legacy sessions' GET streams
+# when the servers close them after the client's DELETEs. Wait for them
+# (at least 1.2 s for the last requests' lines, at most 10 s).
+sleep 1.2
+waited=12
+while [ "$(grep -c '"GET /mcp' "$work/haproxy.log")" -lt 3 ] && [ "$waited" -lt 100 ]; do
+  sleep 0.1
+  waited=$((waited + 1))
+done
+echo "# HAProxy's log had the GET streams after $((waited / 10)).$((waited % 10)) s"
 grep '^#' "$calls"
 check "the victim server is gone" sh -c "! kill -0 $pid2 2>/dev/null"
 audit_rows >"$work/audit.txt"
