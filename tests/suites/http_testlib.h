@@ -8,11 +8,13 @@
 #ifndef HTTP_TESTLIB_H
 #define HTTP_TESTLIB_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Checks passed and failed; CHECK counts from any thread. */
 static int g_passed, g_failed;
@@ -47,6 +49,26 @@ static inline uint64_t now_us(void)
 static inline uint64_t now_ms(void)
 {
     return now_us() / 1000u;
+}
+
+static inline double now_s(void)
+{
+    return (double)now_us() / 1e6;
+}
+
+/* Writes all n bytes to fd (retrying short writes and EINTR); gives up on another error. */
+static inline void write_all(int fd, const char *s, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        s += w;
+        n -= (size_t)w;
+    }
 }
 
 static inline void sleep_ms(long ms)

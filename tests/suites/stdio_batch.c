@@ -36,27 +36,6 @@ static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static double g_at[MAX_ID]; /* when the answer to id N arrived (s), 0 = not yet */
 static int g_error[MAX_ID]; /* 1 when it was an error */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void put(int fd, const char *s, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
-}
-
 /* Records the arrival time of every answer, by id, until EOF. */
 static void *read_all(void *arg)
 {
@@ -138,7 +117,7 @@ static double burst(int fd, long first, int before, long slow_id, int after)
         strcat(all, line);
     }
     double t0 = now_s();
-    put(fd, all, strlen(all));
+    write_all(fd, all, strlen(all));
     return t0;
 }
 
@@ -181,13 +160,13 @@ int main(int argc, char **argv)
     const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
                        "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"batch\",\"version\":\"1\"}}}\n"
                        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
-    put(in, init, strlen(init));
+    write_all(in, init, strlen(init));
     CHECK(wait_answer(1, 20) > 0, "initialize answered");
     /* `stats` runs a few times first, so that it is known to be quick. */
     char line[300];
     for (long id = 2; id <= 4; id++) {
         call_line(line, sizeof line, id, "stats", "{}");
-        put(in, line, strlen(line));
+        write_all(in, line, strlen(line));
         CHECK(wait_answer(id, 20) > 0, "warm-up call %ld answered", id);
     }
 
@@ -206,7 +185,7 @@ int main(int argc, char **argv)
 
     /* 2. `slow` known to be quick (ms = 0): every call is still answered. */
     call_line(line, sizeof line, 20, "slow", "{\"ms\":0}");
-    put(in, line, strlen(line));
+    write_all(in, line, strlen(line));
     CHECK(wait_answer(20, 20) > 0, "slow with ms 0 answered");
     t0 = burst(in, 30, 6, 36, 3);
     for (long id = 30; id < 40; id++)

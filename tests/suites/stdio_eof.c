@@ -24,19 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int g_passed, g_failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) {                                                          \
-            g_passed++;                                                      \
-        } else {                                                             \
-            g_failed++;                                                      \
-            printf("FAIL line %d: ", __LINE__);                              \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
+#include "http_testlib.h"
 
 #define MAX_ID 128
 
@@ -45,27 +33,6 @@ typedef struct tally {
     int errors[MAX_ID];  /* of which JSON-RPC errors with -32603 */
     int other;           /* lines that are not an answer to a call id */
 } tally;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void put(int fd, const char *s, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
-}
 
 static void count_line(tally *t, const char *line, size_t len)
 {
@@ -156,7 +123,7 @@ static int pipe_calls(char **argv, int argc, int n, int ms, tally *t, double *se
                            id, ms);
         mcp_buf_append(&all, line, (size_t)len);
     }
-    put(to[1], all.data, all.len); /* the pipe holds it all: no reader needed meanwhile */
+    write_all(to[1], all.data, all.len); /* the pipe holds it all: no reader needed meanwhile */
     mcp_buf_cleanup(&all);
     close(to[1]);
     double t0 = now_s();
@@ -202,6 +169,5 @@ int main(int argc, char **argv)
     check_every_answer(&many, 56, &results, &errors);
     CHECK(results + errors == 56 && errors > 0, "56 answers: %d results, %d cancelled", results, errors);
     CHECK(secs < 30, "the server exits %.1f s after its input ends (grace 5 s)", secs);
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary("stdio_eof");
 }
