@@ -1748,7 +1748,13 @@ static enum MHD_Result reply_session_refused(hreq *r, const mcp_rpc_id *id, mcp_
     return reply_rpc_retry(r->mc, MHD_HTTP_TOO_MANY_REQUESTS, id, MCP_RPC_INTERNAL_ERROR, msg, wait);
 }
 
-/* Ends a session (DELETE, expiry, shutdown): unknown from now on. */
+/*
+ * Ends a session (DELETE, expiry, shutdown): unknown from now on. Its open
+ * streams (the GET stream, POST streams) end at once: left open, a stream
+ * waits for its next frame, which for the GET stream never comes, and a
+ * client that already closed its end would only be noticed at the next
+ * keep-alive (a suspended connection is not polled).
+ */
 static void session_close(mcp_http_server *hs, session *s)
 {
     pthread_mutex_lock(&hs->mu);
@@ -1757,8 +1763,20 @@ static void session_close(mcp_http_server *hs, session *s)
     if (!was)
         session_unlink_locked(hs, s);
     pthread_mutex_unlock(&hs->mu);
-    if (!was)
-        session_unref(s); /* the table's reference */
+    if (was)
+        return;
+    pthread_mutex_lock(&s->mu);
+    for (stream *st = s->streams; st; st = st->next) {
+        hreq *r = st->attached;
+        if (r) {
+            pthread_mutex_lock(&r->mu);
+            r->close_stream = 1;
+            wake(r);
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    session_unref(s); /* the table's reference */
 }
 
 /* ------------------------------------------------------------------------ */

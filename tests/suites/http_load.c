@@ -7,7 +7,8 @@
  *   3. an idle connection and a slow body are timed out while others are
  *      served;
  *   4. malformed HTTP is answered with 4xx or closed, and serving goes on;
- *   5. a legacy session: initialize, call, DELETE, then 404.
+ *   5. a legacy session: initialize, call, DELETE (which ends its GET
+ *      stream at once), then 404.
  *
  * usage: http_load [CONNECTIONS [CALLS]]   (default 200 x 500; the
  * environment variable MCP_HTTP_LOAD_SCALE=k divides both, for valgrind)
@@ -424,8 +425,48 @@ static void session_test(void)
                               "Accept: application/json\r\nContent-Length: %zu\r\n\r\n%s",
              g_port, strlen(call), call);
     CHECK(raw_request(req, resp, sizeof resp) == 400, "no session id: 400");
+    /* The session's GET stream, open when the DELETE comes. */
+    snprintf(req, sizeof req,
+             "GET /mcp HTTP/1.1\r\nHost: localhost:%u\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
+             "MCP-Protocol-Version: 2025-11-25\r\n\r\n",
+             g_port, sid);
+    int get = connect_local();
+    send_all(get, req, strlen(req));
+    char sse[8192];
+    size_t sl = 0;
+    struct pollfd gp = {get, POLLIN, 0};
+    while (!memmem(sse, sl, "\r\n\r\n", 4) && sl < sizeof sse - 1 && poll(&gp, 1, 5000) > 0) {
+        ssize_t r = recv(get, sse + sl, sizeof sse - 1 - sl, 0);
+        if (r <= 0)
+            break;
+        sl += (size_t)r;
+    }
+    CHECK(sl > 12 && !memcmp(sse, "HTTP/1.1 200", 12), "the session's GET stream opens");
     snprintf(req, sizeof req, "DELETE /mcp HTTP/1.1\r\nHost: localhost:%u\r\nMcp-Session-Id: %s\r\n\r\n", g_port, sid);
     CHECK(raw_request(req, resp, sizeof resp) == 200, "DELETE ends the session");
+    /* ... and its GET stream at once (the zero-length chunk, or the
+     * connection closed), not at its next keep-alive or never. Valgrind
+     * (MCP_HTTP_LOAD_SCALE) runs everything tens of times slower. */
+    uint64_t t0 = now_ms(), limit = getenv("MCP_HTTP_LOAD_SCALE") ? 3000 : 200;
+    int ended = 0;
+    while (!ended && now_ms() - t0 < 5000 && poll(&gp, 1, 100) >= 0) {
+        if (!(gp.revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        ssize_t r = recv(get, sse + sl, sizeof sse - 1 - sl, 0);
+        if (r > 0)
+            sl += (size_t)r;
+        ended = r <= 0 || memmem(sse, sl, "\r\n0\r\n\r\n", 7) != NULL;
+        if (sl > sizeof sse / 2) { /* keep-alives: only the tail matters */
+            memmove(sse, sse + sl - 16, 16);
+            sl = 16;
+        }
+    }
+    uint64_t took = now_ms() - t0;
+    printf("DELETE: the session's GET stream %s after %llu ms\n", ended ? "ended" : "still open",
+           (unsigned long long)took);
+    CHECK(ended && took <= limit, "DELETE ends the session's GET stream within %llu ms (%s after %llu ms)",
+          (unsigned long long)limit, ended ? "ended" : "still open", (unsigned long long)took);
+    close(get);
     snprintf(req, sizeof req,
              "POST /mcp HTTP/1.1\r\nHost: localhost:%u\r\nContent-Type: application/json\r\nAccept: application/json, "
              "text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %zu\r\n\r\n%s",
