@@ -1,7 +1,7 @@
 /*
  * What the program test suites (tests/suites/: the HTTP and stdio suites,
- * metrics) share: the CHECK macro and its counters, clocks, sleeping,
- * resident memory, and (TESTLIB_SMALL_QUARANTINE defined before the
+ * metrics) share: the CHECK macro and its counters, clocks, sleeping, a
+ * program on pipes (the stdio suites' server), resident memory, and (TESTLIB_SMALL_QUARANTINE defined before the
  * include) a small ASan quarantine for suites that measure memory. Header
  * only, included once per test program.
  */
@@ -69,6 +69,64 @@ static inline void write_all(int fd, const char *s, size_t n)
         s += w;
         n -= (size_t)w;
     }
+}
+
+/* A program on pipes: the test writes its stdin and reads its stdout (its stderr is the test's). */
+typedef struct piped {
+    pid_t pid; /* the program */
+    int in;    /* we write its stdin */
+    int out;   /* we read its stdout */
+} piped;
+
+/*
+ * The command line of the stdio suites' server, into args (cap entries,
+ * NULL last): the wrapper words the suite was given after the server
+ * (argv[2..]: valgrind under that preset) first, then the server (argv[1])
+ * and the words of `extra` (NULL-terminated; NULL for none).
+ */
+static inline void server_args(char **args, int cap, int argc, char **argv, char *const *extra)
+{
+    int n = 0;
+    for (int i = 2; i < argc && n < cap - 2; i++)
+        args[n++] = argv[i];
+    args[n++] = argv[1];
+    for (int i = 0; extra && extra[i] && n < cap - 1; i++)
+        args[n++] = extra[i];
+    args[n] = NULL;
+}
+
+/* Starts argv (NULL-terminated; argv[0] looked up on PATH) on pipes. 0, or -1 when pipe or fork failed. */
+static inline int piped_start(piped *c, char **argv)
+{
+    int to[2], from[2];
+    if (pipe(to))
+        return -1;
+    if (pipe(from)) {
+        close(to[0]);
+        close(to[1]);
+        return -1;
+    }
+    c->pid = fork();
+    if (c->pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]);
+        close(to[1]);
+        close(from[0]);
+        close(from[1]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    if (c->pid < 0) {
+        close(to[1]);
+        close(from[0]);
+        return -1;
+    }
+    c->in = to[1];
+    c->out = from[0];
+    return 0;
 }
 
 static inline void sleep_ms(long ms)

@@ -128,32 +128,12 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    char *args[64];
-    int na = 0;
-    for (int i = 2; i < argc && na < 58; i++)
-        args[na++] = argv[i];
-    args[na++] = argv[1];
-    args[na++] = "--workers";
-    args[na++] = "1";
-    args[na] = NULL;
-
-    int to[2], from[2];
-    if (pipe(to) || pipe(from))
+    char *args[64], *workers[] = {"--workers", "1", NULL};
+    server_args(args, 64, argc, argv, workers);
+    piped c;
+    if (piped_start(&c, args))
         return 2;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[0]);
-        close(to[1]);
-        close(from[0]);
-        close(from[1]);
-        execvp(args[0], args);
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
-    int in = to[1], out = from[0];
+    int in = c.in, out = c.out;
     pthread_t th;
     pthread_create(&th, NULL, read_all, &out);
 
@@ -195,7 +175,7 @@ int main(int argc, char **argv)
 
     close(in);
     int status = 0;
-    waitpid(pid, &status, 0);
+    waitpid(c.pid, &status, 0);
     pthread_join(th, NULL);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the server exits 0 at end of input (status %d)", status);
     return check_summary("stdio_batch");

@@ -85,30 +85,11 @@ static void read_all(int fd, tally *t)
  */
 static int pipe_calls(char **argv, int argc, int n, int ms, tally *t, double *secs)
 {
-    char *args[64];
-    int na = 0;
-    for (int i = 2; i < argc && na < 58; i++)
-        args[na++] = argv[i];
-    args[na++] = argv[1];
-    args[na++] = "--workers";
-    args[na++] = "2";
-    args[na] = NULL;
-    int to[2], from[2];
-    if (pipe(to) || pipe(from))
+    char *args[64], *workers[] = {"--workers", "2", NULL};
+    server_args(args, 64, argc, argv, workers);
+    piped c;
+    if (piped_start(&c, args))
         return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[0]);
-        close(to[1]);
-        close(from[0]);
-        close(from[1]);
-        execvp(args[0], args);
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
     mcp_buf all;
     mcp_buf_init(&all, 0);
     const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1000,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
@@ -123,14 +104,14 @@ static int pipe_calls(char **argv, int argc, int n, int ms, tally *t, double *se
                            id, ms);
         mcp_buf_append(&all, line, (size_t)len);
     }
-    write_all(to[1], all.data, all.len); /* the pipe holds it all: no reader needed meanwhile */
+    write_all(c.in, all.data, all.len); /* the pipe holds it all: no reader needed meanwhile */
     mcp_buf_cleanup(&all);
-    close(to[1]);
+    close(c.in);
     double t0 = now_s();
-    read_all(from[0], t);
-    close(from[0]);
+    read_all(c.out, t);
+    close(c.out);
     int status = 0;
-    waitpid(pid, &status, 0);
+    waitpid(c.pid, &status, 0);
     *secs = now_s() - t0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }

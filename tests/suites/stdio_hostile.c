@@ -24,58 +24,17 @@
 #include <unistd.h>
 #include "http_testlib.h"
 
-
-typedef struct child {
-    pid_t pid;   /* the server */
-    int in;      /* we write its stdin */
-    int out;     /* we read its stdout */
-} child;
-
-static int spawn(child *c, char **argv)
+static void put(piped *c, const char *s, size_t n)
 {
-    int to[2], from[2];
-    if (pipe(to) || pipe(from))
-        return -1;
-    c->pid = fork();
-    if (c->pid < 0)
-        return -1;
-    if (c->pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[0]);
-        close(to[1]);
-        close(from[0]);
-        close(from[1]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
-    c->in = to[1];
-    c->out = from[0];
-    return 0;
+    write_all(c->in, s, n);
 }
 
-static void put(child *c, const char *s, size_t n)
-{
-    while (n) {
-        ssize_t w = write(c->in, s, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return;
-        }
-        s += w;
-        n -= (size_t)w;
-    }
-}
-
-static void put_str(child *c, const char *s)
+static void put_str(piped *c, const char *s)
 {
     put(c, s, strlen(s));
 }
 
-static void puts_line(child *c, const char *s)
+static void puts_line(piped *c, const char *s)
 {
     put(c, s, strlen(s));
     put(c, "\n", 1);
@@ -138,7 +97,7 @@ static int null_errors(answers *a, long code)
 static long g_next = 1000;
 
 /* A valid call whose answer is checked later: echo {"n": id}. */
-static long valid(child *c)
+static long valid(piped *c)
 {
     char line[200];
     long id = g_next++;
@@ -158,14 +117,10 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     char *args[64];
-    int na = 0;
-    for (int i = 2; i < argc && na < 60; i++)
-        args[na++] = argv[i];
-    args[na++] = argv[1];
-    args[na] = NULL;
+    server_args(args, 64, argc, argv, NULL);
 
-    child c;
-    if (spawn(&c, args)) {
+    piped c;
+    if (piped_start(&c, args)) {
         printf("cannot start %s\n", argv[1]);
         return 2;
     }
@@ -341,8 +296,8 @@ int main(int argc, char **argv)
     mcp_buf_cleanup(&r.buf);
 
     /* SIGPIPE: the client stops reading; the server must end normally. */
-    child d;
-    if (spawn(&d, args) == 0) {
+    piped d;
+    if (piped_start(&d, args) == 0) {
         close(d.out);
         for (int i = 0; i < 200; i++)
             puts_line(&d, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
