@@ -1092,6 +1092,15 @@ static void wake(hreq *r)
     }
 }
 
+/* Ends a request's stream once its queued bytes are sent (r->mu not held). */
+static void end_stream(hreq *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->close_stream = 1;
+    wake(r);
+    pthread_mutex_unlock(&r->mu);
+}
+
 /*
  * Ends the stream of a request whose client does not read (r->mu held, the
  * request not ended, so its socket is still open): the unsent bytes are
@@ -1452,13 +1461,8 @@ static mcp_status route_session(const char *data, size_t len, const mcp_rpc_id *
     if (st) {
         if (kind == MCP__ROUTE_CLOSE) {
             /* SEP-1699: close the connection, keep the stream for Last-Event-ID. */
-            hreq *r = st->attached;
-            if (r) {
-                pthread_mutex_lock(&r->mu);
-                r->close_stream = 1;
-                wake(r);
-                pthread_mutex_unlock(&r->mu);
-            }
+            if (st->attached)
+                end_stream(st->attached);
         } else if (data) {
             stream_emit(s->hs, st, data, len, final);
         }
@@ -1766,15 +1770,9 @@ static void session_close(mcp_http_server *hs, session *s)
     if (was)
         return;
     pthread_mutex_lock(&s->mu);
-    for (stream *st = s->streams; st; st = st->next) {
-        hreq *r = st->attached;
-        if (r) {
-            pthread_mutex_lock(&r->mu);
-            r->close_stream = 1;
-            wake(r);
-            pthread_mutex_unlock(&r->mu);
-        }
-    }
+    for (stream *st = s->streams; st; st = st->next)
+        if (st->attached)
+            end_stream(st->attached);
     pthread_mutex_unlock(&s->mu);
     session_unref(s); /* the table's reference */
 }
