@@ -8,95 +8,16 @@
  * usage: aml_cli PATH-TO-mcp-server-aml WORKDIR
  */
 #include "amltest.h"
+#include "clirun.h"
 
 #include <sqlite3.h>
 
-#include <fcntl.h>
-#include <sys/wait.h>
+typedef cr_ran ran;
 
-static const char *bin;
-static char workdir[512];
-
-typedef struct ran {
-    int status;   /* exit status, or 128 + signal */
-    char *out;    /* stdout (malloc) */
-    char *err;    /* stderr (malloc) */
-} ran;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return aml_strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
-}
-
-/* Runs the binary with argv (NULL-terminated, argv[0] ignored) and `input` on stdin. */
+/* Runs the binary with args (NULL-terminated; args[0], the program's name, is skipped) and `input` on stdin. */
 static ran run(const char *const *args, const char *input)
 {
-    char in[700], out[700], err[700];
-    snprintf(in, sizeof in, "%s/stdin", workdir);
-    snprintf(out, sizeof out, "%s/stdout", workdir);
-    snprintf(err, sizeof err, "%s/stderr", workdir);
-    FILE *f = fopen(in, "wb");
-    if (f) {
-        fputs(input ? input : "", f);
-        fclose(f);
-    }
-    ran r = {0, NULL, NULL};
-    pid_t pid = fork();
-    if (pid == 0) {
-        int i0 = open(in, O_RDONLY), o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644),
-            e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(i0, 0);
-        dup2(o, 1);
-        dup2(e, 2);
-        const char *argv[32];
-        size_t n = 0;
-        argv[n++] = bin;
-        for (size_t k = 1; args[k] && n < 31; k++)
-            argv[n++] = args[k];
-        argv[n] = NULL;
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-}
-
-static void ran_free(ran *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-/* The JSON-RPC response with this id in the output, or NULL. */
-static mcp_json_doc *response(const char *out, int id)
-{
-    for (const char *line = out; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line) : strlen(line);
-        mcp_json_doc *d;
-        if (mcp_json_parse(&d, line, n, NULL, NULL) == MCP_OK) {
-            const mcp_json *v = mcp_json_get(mcp_json_doc_root(d), "id");
-            if (mcp_json_typeof(v) == MCP_JSON_INT && mcp_json_int(v) == id)
-                return d;
-            mcp_json_doc_free(d);
-        }
-        line = nl ? nl + 1 : NULL;
-    }
-    return NULL;
+    return cr_run(args + 1, input);
 }
 
 static char *session_input(const char *version, const char *const *calls)
@@ -128,7 +49,7 @@ static void test_stdio_founding_pair(void)
     ran r = run(args, in);
     free(in);
     T_EQ_INT(r.status, 0);
-    mcp_json_doc *d2 = response(r.out, 2), *d3 = response(r.out, 3), *d4 = response(r.out, 4);
+    mcp_json_doc *d2 = cr_response(r.out, 2), *d3 = cr_response(r.out, 3), *d4 = cr_response(r.out, 4);
     const mcp_json *r2 = mcp_json_get(mcp_json_doc_root(d2), "result");
     int iserr = mcp_json_bool(mcp_json_get(r2, "isError"));
     const char *t2 = mcp_json_str(mcp_json_get(mcp_json_at(mcp_json_get(r2, "content"), 0), "text"), NULL);
@@ -140,7 +61,7 @@ static void test_stdio_founding_pair(void)
     mcp_json_doc_free(d2);
     mcp_json_doc_free(d3);
     mcp_json_doc_free(d4);
-    ran_free(&r);
+    cr_free(&r);
     T_TRUE(iserr);
     T_TRUE(has_caseid);
     T_TRUE(content);
@@ -149,17 +70,17 @@ static void test_stdio_founding_pair(void)
     in = session_input(MCP_PROTOCOL_2025_06_18, calls);
     r = run(args, in);
     free(in);
-    d2 = response(r.out, 2);
+    d2 = cr_response(r.out, 2);
     int code = (int)mcp_json_int(mcp_json_get(mcp_json_get(mcp_json_doc_root(d2), "error"), "code"));
     mcp_json_doc_free(d2);
-    ran_free(&r);
+    cr_free(&r);
     T_EQ_INT(code, -32602);
 }
 
 static void test_bad_database_at_start(void)
 {
     char path[700];
-    snprintf(path, sizeof path, "%s/garbage.db", workdir);
+    snprintf(path, sizeof path, "%s/garbage.db", cr_dir);
     FILE *f = fopen(path, "wb");
     for (int i = 0; i < 4096; i++)
         fputc(i * 31 & 0xff, f);
@@ -169,15 +90,15 @@ static void test_bad_database_at_start(void)
     T_EQ_INT(r.status, 2);
     T_TRUE(strstr(r.err, "not a usable case store") != NULL);
     T_TRUE(strstr(r.out, "jsonrpc") == NULL);
-    ran_free(&r);
+    cr_free(&r);
     /* A real store damaged in the middle. */
     char good[700];
-    snprintf(good, sizeof good, "%s/damaged.db", workdir);
+    snprintf(good, sizeof good, "%s/damaged.db", cr_dir);
     const char *gen[] = {"", "gen", "--seed", "2", "--customers", "30", "--days", "60", "--instances", "1",
                          "--db", good, NULL};
     r = run(gen, NULL);
     T_EQ_INT(r.status, 0);
-    ran_free(&r);
+    cr_free(&r);
     struct stat sb;
     stat(good, &sb);
     f = fopen(good, "r+b");
@@ -190,12 +111,12 @@ static void test_bad_database_at_start(void)
     T_EQ_INT(r.status, 2);
     T_TRUE(strstr(r.err, "damaged") != NULL || strstr(r.err, "malformed") != NULL);
     fprintf(stderr, "  (expected) %s", r.err);
-    ran_free(&r);
+    cr_free(&r);
     const char *missing[] = {"", "--db", "/nonexistent/dir/x.db", NULL};
     r = run(missing, "");
     T_EQ_INT(r.status, 2);
     T_TRUE(strstr(r.err, "/nonexistent/dir/x.db") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     unlink(path);
     unlink(good);
 }
@@ -203,12 +124,12 @@ static void test_bad_database_at_start(void)
 static void test_audit_verify(void)
 {
     char db[700];
-    snprintf(db, sizeof db, "%s/audit.db", workdir);
+    snprintf(db, sizeof db, "%s/audit.db", cr_dir);
     const char *gen[] = {"", "gen", "--seed", "3", "--customers", "30", "--days", "60", "--instances", "1",
                          "--db", db, NULL};
     ran r = run(gen, NULL);
     T_EQ_INT(r.status, 0);
-    ran_free(&r);
+    cr_free(&r);
     static const char *const calls[] = {
         "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"listCases\",\"arguments\":{}}}",
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"assessCase\","
@@ -221,13 +142,13 @@ static void test_audit_verify(void)
     r = run(serve, in);
     free(in);
     T_EQ_INT(r.status, 0);
-    ran_free(&r);
+    cr_free(&r);
     const char *verify[] = {"", "audit", "verify", "--db", db, NULL};
     r = run(verify, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "intact") != NULL);
     fputs(r.out, stdout);
-    ran_free(&r);
+    cr_free(&r);
     /* Tamper with the second entry directly in the file. */
     sqlite3 *h;
     T_EQ_INT(sqlite3_open(db, &h), SQLITE_OK);
@@ -239,27 +160,27 @@ static void test_audit_verify(void)
     T_EQ_INT(r.status, 1);
     T_TRUE(strstr(r.out, "BROKEN at seq 2") != NULL);
     fputs(r.out, stdout);
-    ran_free(&r);
+    cr_free(&r);
     unlink(db);
 }
 
 static void test_gen_deterministic(void)
 {
     char a[700], b[700], c[700];
-    snprintf(a, sizeof a, "%s/a.csv", workdir);
-    snprintf(b, sizeof b, "%s/b.csv", workdir);
-    snprintf(c, sizeof c, "%s/c.csv", workdir);
+    snprintf(a, sizeof a, "%s/a.csv", cr_dir);
+    snprintf(b, sizeof b, "%s/b.csv", cr_dir);
+    snprintf(c, sizeof c, "%s/c.csv", cr_dir);
     const char *g1[] = {"", "gen", "--seed", "4", "--customers", "25", "--days", "40", "--out", a, NULL};
     const char *g2[] = {"", "gen", "--seed", "4", "--customers", "25", "--days", "40", "--out", b, NULL};
     const char *g3[] = {"", "gen", "--seed", "5", "--customers", "25", "--days", "40", "--out", c, NULL};
     ran r = run(g1, NULL);
     T_EQ_INT(r.status, 0);
-    ran_free(&r);
+    cr_free(&r);
     r = run(g2, NULL);
-    ran_free(&r);
+    cr_free(&r);
     r = run(g3, NULL);
-    ran_free(&r);
-    char *x = slurp(a), *y = slurp(b), *z = slurp(c);
+    cr_free(&r);
+    char *x = rb_slurp(a), *y = rb_slurp(b), *z = rb_slurp(c);
     int same = strcmp(x, y) == 0, differs = strcmp(x, z) != 0, big = strlen(x) > 10000;
     free(x);
     free(y);
@@ -271,25 +192,25 @@ static void test_gen_deterministic(void)
     unlink(c);
     /* Import the file, scan, assess. */
     char db[700];
-    snprintf(db, sizeof db, "%s/imp.db", workdir);
+    snprintf(db, sizeof db, "%s/imp.db", cr_dir);
     const char *imp[] = {"", "import", "--db", db, "--format", "native", a, NULL};
     r = run(imp, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "imported") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *scan[] = {"", "scan", "--db", db, NULL};
     r = run(scan, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "cases opened") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     r = run(scan, NULL);
     T_TRUE(strstr(r.out, "0 accounts evaluated") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *assess[] = {"", "assess", "--db", db, "CASE-0001", NULL};
     r = run(assess, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "\"assessmentId\"") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     unlink(a);
     unlink(db);
 }
@@ -297,8 +218,8 @@ static void test_gen_deterministic(void)
 static void test_import_bad_row(void)
 {
     char csv[700], db[700];
-    snprintf(csv, sizeof csv, "%s/bad.csv", workdir);
-    snprintf(db, sizeof db, "%s/bad.db", workdir);
+    snprintf(csv, sizeof csv, "%s/bad.csv", cr_dir);
+    snprintf(db, sizeof db, "%s/bad.db", cr_dir);
     FILE *f = fopen(csv, "wb");
     fputs("# comment\n"
           "account,ACC-1,1,BANK-001,,checking,USD,active,2024-01-01,,,CA,US,\n"
@@ -312,13 +233,13 @@ static void test_import_bad_row(void)
     T_EQ_INT(r.status, 1);
     T_TRUE(strstr(r.err, "bad.csv:4:") != NULL);
     T_TRUE(strstr(r.err, "teleport") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *skip[] = {"", "import", "--db", db, "--format", "native", "--skip-bad-rows", csv, NULL};
     r = run(skip, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "1 skipped") != NULL);
     T_TRUE(strstr(r.err, "bad.csv:4: skipped") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     unlink(csv);
     unlink(db);
 }
@@ -329,61 +250,61 @@ static void test_usage(void)
     ran r = run(a1, NULL);
     T_EQ_INT(r.status, 2);
     T_TRUE(strstr(r.err, "usage:") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *a2[] = {"", "--http", "not a port", NULL};
     r = run(a2, "");
     T_EQ_INT(r.status, 2);
     T_TRUE(strstr(r.err, "[HOST:]PORT") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *a3[] = {"", "import", "--db", "x.db", NULL};
     r = run(a3, NULL);
     T_EQ_INT(r.status, 2);
-    ran_free(&r);
+    cr_free(&r);
     const char *a4[] = {"", "--version", NULL};
     r = run(a4, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "mcp-server-aml") != NULL);
-    ran_free(&r);
+    cr_free(&r);
 }
 
 static void test_lists(void)
 {
     char db[700];
-    snprintf(db, sizeof db, "%s/lists.db", workdir);
+    snprintf(db, sizeof db, "%s/lists.db", cr_dir);
     unlink(db);
     const char *imp[] = {"", "lists", "import", "--db", db, "--format", "ftm", "--list", "zala",
                          AML_SCREENING_DATA "/zala_entities.ftm.json", NULL};
     ran r = run(imp, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "list zala version 1: 17 entities") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *csv[] = {"", "lists", "import", "--db", db, "--format", "csv", "--list", "un",
                          AML_SCREENING_DATA "/positives_un_untreated.csv", NULL};
     r = run(csv, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "683 entities") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *wrong[] = {"", "lists", "import", "--db", db, "--format", "ftm", "--list", "un",
                            AML_SCREENING_DATA "/positives_un_untreated.csv", NULL};
     r = run(wrong, NULL);
     T_EQ_INT(r.status, 1);
     T_TRUE(strstr(r.err, "line 1: not JSON") != NULL);
     T_TRUE(strstr(r.err, "nothing imported") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *show[] = {"", "lists", "show", "--db", db, NULL};
     r = run(show, NULL);
     T_EQ_INT(r.status, 0);
     T_TRUE(strstr(r.out, "\"name\":\"un\",\"entities\":683") != NULL);
     T_TRUE(strstr(r.out, "\"file\":\"zala_entities.ftm.json\"") != NULL);
-    ran_free(&r);
+    cr_free(&r);
     const char *bad[] = {"", "lists", "import", "--db", db, "--list", "x", NULL};
     r = run(bad, NULL);
     T_EQ_INT(r.status, 2);
-    ran_free(&r);
+    cr_free(&r);
     const char *verify[] = {"", "audit", "verify", "--db", db, NULL};
     r = run(verify, NULL);
     T_EQ_INT(r.status, 0);
-    ran_free(&r);
+    cr_free(&r);
     unlink(db);
 }
 
@@ -398,15 +319,10 @@ int main(int argc, char **argv)
         printf("aml_cli: 0 passed, 1 failed\n");
         return 1;
     }
-    bin = argv[1];
-    scratch_dir(argc > 2 ? argv[2] : "/tmp/aml-cli", workdir, sizeof workdir);
+    cr_bin = argv[1];
+    scratch_dir(argc > 2 ? argv[2] : "/tmp/aml-cli", cr_dir, sizeof cr_dir);
     int rc = t_run(__FILE__, cases, sizeof cases / sizeof cases[0]);
-    char p[700];
-    static const char *const leftovers[] = {"stdin", "stdout", "stderr"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s/%s", workdir, leftovers[i]);
-        unlink(p);
-    }
-    rmdir(workdir);
+    cr_cleanup();
+    rmdir(cr_dir);
     return rc;
 }

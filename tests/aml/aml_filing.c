@@ -45,7 +45,7 @@ static void test_gen_and_sar_cli(void)
             written++;
             if (!warranted[0])
                 snprintf(warranted, sizeof warranted, "%s", ids[i]);
-            char *x = cr_slurp(out), why[300] = "";
+            char *x = rb_slurp(out), why[300] = "";
             if (xsd_check_batch(x, strlen(x), why) == 0)
                 valid++;
             else if (!first[0])

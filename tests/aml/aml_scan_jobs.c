@@ -16,9 +16,9 @@
  */
 #include "amltest.h"
 #include "pgtest.h"
+#include "runbin.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <time.h>
 
 static const char *bin;
@@ -28,31 +28,13 @@ static char bank[600]; /* the generated AMLworld file */
 /* Starts the binary with args (NULL-terminated), output to WORKDIR/NAME.out/.err; its pid. */
 static pid_t spawn(const char *name, const char *const *args)
 {
-    char out[700], err[700];
-    snprintf(out, sizeof out, "%s/%s.out", workdir, name);
-    snprintf(err, sizeof err, "%s/%s.err", workdir, name);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr) || !freopen("/dev/null", "r", stdin))
-            _exit(127);
-        const char *argv[32];
-        size_t n = 0;
-        argv[n++] = bin;
-        for (size_t i = 0; args[i] && n < 31; i++)
-            argv[n++] = args[i];
-        argv[n] = NULL;
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_status(pid_t pid)
-{
-    int st = 0;
-    if (pid <= 0 || waitpid(pid, &st, 0) != pid)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    const char *argv[32];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (size_t i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    return rb_spawn(workdir, name, argv);
 }
 
 /* wait_status within `secs` seconds; past them the process is killed and -1 returned (a scan that never ends). */
@@ -70,13 +52,13 @@ static int wait_status_within(pid_t pid, int secs)
     }
     fprintf(stderr, "  pid %d still running after %d s: killed\n", (int)pid, secs);
     kill(pid, SIGKILL);
-    wait_status(pid);
+    rb_wait(pid);
     return -1;
 }
 
 static int run(const char *name, const char *const *args)
 {
-    int rc = wait_status(spawn(name, args));
+    int rc = rb_wait(spawn(name, args));
     if (rc) {
         char p[700];
         snprintf(p, sizeof p, "%s/%s.err", workdir, name);
@@ -93,12 +75,7 @@ static int run(const char *name, const char *const *args)
 /* A fresh store holding the bank: a file, or a PostgreSQL schema. */
 static void make_store(const char *name, char *db, size_t n)
 {
-    if (pgt_base()) {
-        T_EQ_INT(pgt_fresh(db, n, NULL, 0), 0);
-    } else {
-        snprintf(db, n, "%s/%s.db", workdir, name);
-        unlink(db);
-    }
+    T_EQ_INT(amltest_fresh_db(workdir, name, db, n), 0);
     const char *args[] = {"import", "--db", db, "--format", "amlworld", bank, NULL};
     T_EQ_INT(run("import", args), 0);
 }
@@ -145,20 +122,6 @@ static char *fingerprint(const char *db)
     return out;
 }
 
-/* One integer from the store (0 when no row). */
-static int64_t one(const char *db, const char *sql)
-{
-    aml_store *s = NULL;
-    aml_err err = {{0}};
-    if (aml_store_open(&s, db, 0, &err))
-        return -1;
-    aml_st *st = aml_prepare(s, sql);
-    int64_t v = st && aml_step(st) == AML_ROW ? aml_col_int(st, 0) : 0;
-    aml_finalize(st);
-    aml_store_close(s);
-    return v;
-}
-
 /* The plain scan's result on a store of its own (--jobs 1), kept for the other tests. */
 static char *reference;
 
@@ -172,8 +135,8 @@ static void scan_reference(void)
     T_EQ_INT(run("scan-ref", args), 0);
     reference = fingerprint(db);
     T_TRUE(reference != NULL);
-    T_TRUE(one(db, "SELECT count(*) FROM cases WHERE origin = 'scan'") >= 3);
-    T_TRUE(one(db, "SELECT count(*) FROM scan_batches") >= 10);
+    T_TRUE(amltest_one(db, "SELECT count(*) FROM cases WHERE origin = 'scan'") >= 3);
+    T_TRUE(amltest_one(db, "SELECT count(*) FROM scan_batches") >= 10);
 }
 
 static void expect_reference(const char *db)
@@ -195,7 +158,7 @@ static void test_jobs_same_as_one(void)
     const char *args[] = {"scan", "--db", db, "--jobs", "2", "--batch", "16", NULL};
     T_EQ_INT(run("scan-jobs2", args), 0);
     expect_reference(db);
-    T_EQ_INT(one(db, "SELECT count(DISTINCT claimed_by) FROM scan_batches") >= 2, 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(DISTINCT claimed_by) FROM scan_batches") >= 2, 1);
 }
 
 static void test_stopped_scan_resumes(void)
@@ -205,16 +168,16 @@ static void test_stopped_scan_resumes(void)
     make_store("resume", db, sizeof db);
     const char *part[] = {"scan", "--db", db, "--jobs", "1", "--batch", "16", "--max-batches", "3", NULL};
     T_EQ_INT(run("scan-part", part), 0);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches WHERE state = 'done'"), 3);
-    T_EQ_INT(one(db, "SELECT count(*) FROM cases WHERE origin = 'scan'"), 0);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_batches WHERE state = 'done'"), 3);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM cases WHERE origin = 'scan'"), 0);
     const char *status[] = {"scan", "--db", db, "--status", NULL};
     T_EQ_INT(run("scan-status", status), 0);
     const char *rest[] = {"scan", "--db", db, "--jobs", "2", NULL};
     T_EQ_INT(run("scan-rest", rest), 0);
     expect_reference(db);
     /* one job, every batch evaluated once */
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_jobs"), 1);
-    T_EQ_INT(one(db, "SELECT max(attempts) FROM scan_batches"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_jobs"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT max(attempts) FROM scan_batches"), 1);
 }
 
 static void test_workers_share_one_scan(void)
@@ -230,11 +193,11 @@ static void test_workers_share_one_scan(void)
         p[i] = spawn(name, args);
     }
     for (int i = 0; i < 3; i++)
-        T_EQ_INT(wait_status(p[i]), 0);
+        T_EQ_INT(rb_wait(p[i]), 0);
     expect_reference(db);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_jobs"), 1);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_runs"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_jobs"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_runs"), 1);
 }
 
 /* Waits until a batch is claimed and none is done yet by this pid... returns when one is claimed. */
@@ -246,7 +209,7 @@ static int wait_claimed(const char *db, pid_t pid, int64_t *batch_no)
              "ORDER BY batch_no LIMIT 1",
              (int)pid);
     for (int i = 0; i < 3000; i++) {
-        int64_t b = one(db, sql);
+        int64_t b = amltest_one(db, sql);
         if (b > 0) {
             *batch_no = b;
             return 0;
@@ -267,16 +230,16 @@ static void test_killed_worker_loses_nothing(void)
     int64_t batch = 0;
     T_EQ_INT(wait_claimed(db, p, &batch), 0);
     kill(p, SIGKILL);
-    T_EQ_INT(wait_status(p), 128 + SIGKILL);
+    T_EQ_INT(rb_wait(p), 128 + SIGKILL);
     char sql[200];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM scan_batches WHERE batch_no = %lld AND state = 'claimed'",
              (long long)batch);
-    T_EQ_INT(one(db, sql), 1); /* killed mid-batch: its claim stays until the lease ends */
+    T_EQ_INT(amltest_one(db, sql), 1); /* killed mid-batch: its claim stays until the lease ends */
     T_EQ_INT(run("worker-after", args), 0);
     expect_reference(db);
     snprintf(sql, sizeof sql, "SELECT attempts FROM scan_batches WHERE batch_no = %lld", (long long)batch);
-    T_EQ_INT(one(db, sql), 2);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
+    T_EQ_INT(amltest_one(db, sql), 2);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
 }
 
 /*
@@ -305,10 +268,10 @@ static void test_slow_batch_keeps_its_lease(void)
     T_EQ_INT(rc0, 0);
     T_EQ_INT(rc1, 0);
     expect_reference(db);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches"), 1);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
-    T_EQ_INT(one(db, "SELECT max(attempts) FROM scan_batches"), 1);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_runs"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_batches"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_batches WHERE state <> 'done'"), 0);
+    T_EQ_INT(amltest_one(db, "SELECT max(attempts) FROM scan_batches"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_runs"), 1);
 }
 
 int main(int argc, char **argv)

@@ -20,12 +20,11 @@
  */
 #include "amltest.h"
 #include "pgtest.h"
+#include "runbin.h"
 #include "tools/tools.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sys/wait.h>
 #include <time.h>
 
 static const char *aml_bin, *cli_bin;
@@ -36,48 +35,13 @@ static char workdir[512], bank[700], imports[600], secret[600];
 /* Runs argv (NULL-terminated) with stdout/stderr into WORKDIR/NAME.out/.err; the exit status. */
 static int run(const char *name, const char *const *argv)
 {
-    char out[700], err[700];
-    snprintf(out, sizeof out, "%s/%s.out", workdir, name);
-    snprintf(err, sizeof err, "%s/%s.err", workdir, name);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr) || !freopen("/dev/null", "r", stdin))
-            _exit(127);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) != pid)
-        return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *name, const char *ext)
-{
-    char p[700];
-    snprintf(p, sizeof p, "%s/%s.%s", workdir, name, ext);
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return aml_strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = n > 0 ? fread(b, 1, (size_t)n, f) : 0;
-    b[got] = '\0';
-    fclose(f);
-    return b;
+    return rb_run(workdir, name, argv);
 }
 
 /* A fresh store (a file, or a PostgreSQL schema), holding the bank unless `empty`. */
 static void make_store(const char *name, char *db, size_t n, int empty)
 {
-    if (pgt_base()) {
-        T_EQ_INT(pgt_fresh(db, n, NULL, 0), 0);
-    } else {
-        snprintf(db, n, "%s/%s.db", workdir, name);
-        unlink(db);
-    }
+    T_EQ_INT(amltest_fresh_db(workdir, name, db, n), 0);
     if (empty) {
         aml_store *s = NULL;
         aml_err err = {{0}};
@@ -87,19 +51,6 @@ static void make_store(const char *name, char *db, size_t n, int empty)
     }
     const char *args[] = {aml_bin, "import", "--db", db, "--format", "amlworld", bank, NULL};
     T_EQ_INT(run("import", args), 0);
-}
-
-static int64_t one(const char *db, const char *sql)
-{
-    aml_store *s = NULL;
-    aml_err err = {{0}};
-    if (aml_store_open(&s, db, 0, &err))
-        return -1;
-    aml_st *st = aml_prepare(s, sql);
-    int64_t v = st && aml_step(st) == AML_ROW ? aml_col_int(st, 0) : 0;
-    aml_finalize(st);
-    aml_store_close(s);
-    return v;
 }
 
 /* A plain `scan --jobs 1` of the bank on a store of its own: its number of cases and scan matches. */
@@ -113,8 +64,8 @@ static void reference(void)
     make_store("reference", db, sizeof db, 0);
     const char *args[] = {aml_bin, "scan", "--db", db, "--jobs", "1", NULL};
     T_EQ_INT(run("reference", args), 0);
-    ref_cases = one(db, "SELECT count(*) FROM cases");
-    ref_matches = one(db, "SELECT count(DISTINCT acct_no) FROM scan_matches");
+    ref_cases = amltest_one(db, "SELECT count(*) FROM cases");
+    ref_matches = amltest_one(db, "SELECT count(DISTINCT acct_no) FROM scan_matches");
     T_TRUE(ref_matches > 0);
 }
 
@@ -128,11 +79,12 @@ static void test_cli_task_shows_progress(void)
     /* A scan stopped after one of its batches of 4 accounts: runScan resumes it. */
     const char *stop[] = {aml_bin, "scan", "--db", db, "--jobs", "1", "--batch", "4", "--max-batches", "1", NULL};
     T_EQ_INT(run("stopped", stop), 0);
-    int64_t job = one(db, "SELECT max(job_id) FROM scan_jobs"), batches = one(db, "SELECT batches FROM scan_jobs");
+    int64_t job = amltest_one(db, "SELECT max(job_id) FROM scan_jobs");
+    int64_t batches = amltest_one(db, "SELECT batches FROM scan_jobs");
     T_TRUE(batches > 2);
     const char *call[] = {cli_bin, "--task", "--timeout", "300000", "call", "runScan", "--", aml_bin, "--db", db, NULL};
     T_EQ_INT(run("cli-task", call), 0);
-    char *out = slurp("cli-task", "out"), *err = slurp("cli-task", "err");
+    char *out = rb_slurp_in(workdir, "cli-task", "out"), *err = rb_slurp_in(workdir, "cli-task", "err");
     T_TRUE(strstr(err, "accounts scanned") != NULL); /* "mcp-cli: task ID working: N of M accounts scanned" */
     T_TRUE(strstr(err, " completed") != NULL);
     mcp_json_doc *d = NULL;
@@ -142,8 +94,8 @@ static void test_cli_task_shows_progress(void)
     T_EQ_INT(mcp_json_int(mcp_json_get(sc, "batchesHere")), batches - 1);
     T_EQ_INT(mcp_json_bool(mcp_json_get(sc, "stopped")), 0);
     T_EQ_INT(mcp_json_int(mcp_json_get(sc, "accountsMatched")), ref_matches);
-    T_EQ_INT(one(db, "SELECT count(*) FROM cases"), ref_cases);
-    T_EQ_INT(one(db, "SELECT count(*) FROM audit_log WHERE action = 'tool.runScan' AND outcome = 'ok'"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM cases"), ref_cases);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM audit_log WHERE action = 'tool.runScan' AND outcome = 'ok'"), 1);
     mcp_json_doc_free(d);
     free(out);
     free(err);
@@ -307,9 +259,9 @@ static void cancel_and_wait(served *v, const char *task, const char *db, const c
     T_TRUE(d && result_of(d));
     mcp_json_doc_free(d);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM audit_log WHERE action = '%s'", action);
-    for (int i = 0; i < 60000 && one(db, sql) == 0; i++)
+    for (int i = 0; i < 60000 && amltest_one(db, sql) == 0; i++)
         sleep_ms(2);
-    T_EQ_INT(one(db, sql), 1);
+    T_EQ_INT(amltest_one(db, sql), 1);
 }
 
 /* tools/call as an ordinary call; the response. */
@@ -349,7 +301,8 @@ static void test_cancelled_scan_resumes(void)
     make_store("cancel", db, sizeof db, 0);
     const char *stop[] = {aml_bin, "scan", "--db", db, "--jobs", "1", "--batch", "4", "--max-batches", "1", NULL};
     T_EQ_INT(run("stopped-4", stop), 0);
-    int64_t job = one(db, "SELECT max(job_id) FROM scan_jobs"), batches = one(db, "SELECT batches FROM scan_jobs");
+    int64_t job = amltest_one(db, "SELECT max(job_id) FROM scan_jobs");
+    int64_t batches = amltest_one(db, "SELECT batches FROM scan_jobs");
     T_TRUE(batches > 20);
     served v;
     T_EQ_INT(serve(&v, db, NULL), 0);
@@ -370,10 +323,10 @@ static void test_cancelled_scan_resumes(void)
     char st[300], msg[300];
     task_get(&v, task, st, msg, sizeof st);
     T_EQ_STR(st, "cancelled");
-    int64_t done = one(db, "SELECT count(*) FROM scan_batches WHERE state = 'done'");
+    int64_t done = amltest_one(db, "SELECT count(*) FROM scan_batches WHERE state = 'done'");
     T_TRUE(done >= 2 && done < batches);
-    T_EQ_INT(one(db, "SELECT count(*) FROM scan_jobs WHERE state = 'running'"), 1);
-    T_EQ_INT(one(db, "SELECT count(*) FROM audit_log WHERE action = 'tool.runScan' AND detail LIKE '%stopped%'"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM scan_jobs WHERE state = 'running'"), 1);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM audit_log WHERE action = 'tool.runScan' AND detail LIKE '%stopped%'"), 1);
     /* The next runScan (an ordinary call) resumes the job. */
     d = call_tool(&v, "runScan", "{}");
     const mcp_json *sc = mcp_json_get(result_of(d), "structuredContent");
@@ -382,8 +335,8 @@ static void test_cancelled_scan_resumes(void)
     T_EQ_INT(mcp_json_bool(mcp_json_get(sc, "stopped")), 0);
     mcp_json_doc_free(d);
     unserve(&v);
-    T_EQ_INT(one(db, "SELECT count(*) FROM cases"), ref_cases);
-    T_EQ_INT(one(db, "SELECT count(DISTINCT acct_no) FROM scan_matches"), ref_matches);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM cases"), ref_cases);
+    T_EQ_INT(amltest_one(db, "SELECT count(DISTINCT acct_no) FROM scan_matches"), ref_matches);
 }
 
 static void test_scan_window_errors(void)
@@ -453,8 +406,8 @@ static void test_import_paths_stay_under_dir(void)
     expect_refused(&v, "outside/secret.csv", "leaves the import folder");
     expect_refused(&v, "outside.csv", "leaves the import folder");
     expect_refused(&v, "no-such.csv", "No such file");
-    T_EQ_INT(one(db, "SELECT count(*) FROM transactions"), 0);
-    T_EQ_INT(one(db, "SELECT count(*) FROM audit_log WHERE action = 'tool.importTransactions' AND outcome = 'error'"),
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM transactions"), 0);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM audit_log WHERE action = 'tool.importTransactions' AND outcome = 'error'"),
              8);
     unserve(&v);
 }
@@ -472,14 +425,14 @@ static void test_cancelled_import_keeps_nothing(void)
     cancel_and_wait(&v, task, db, "tool.importTransactions");
     task_get(&v, task, st, msg, sizeof st);
     T_EQ_STR(st, "cancelled");
-    T_EQ_INT(one(db, "SELECT count(*) FROM transactions"), 0);
-    T_EQ_INT(one(db, "SELECT count(*) FROM accounts"), 0);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM transactions"), 0);
+    T_EQ_INT(amltest_one(db, "SELECT count(*) FROM accounts"), 0);
     /* The same import, to its end (a folder of one file). */
     mcp_json_doc *d = call_tool(&v, "importTransactions", "{\"format\":\"amlworld\",\"path\":\"big\"}");
     T_TRUE(d && !is_error(d));
     const mcp_json *sc = mcp_json_get(result_of(d), "structuredContent");
     T_TRUE(mcp_json_int(mcp_json_get(sc, "transactions")) > 0);
-    T_EQ_INT(mcp_json_int(mcp_json_get(sc, "transactions")), one(db, "SELECT count(*) FROM transactions"));
+    T_EQ_INT(mcp_json_int(mcp_json_get(sc, "transactions")), amltest_one(db, "SELECT count(*) FROM transactions"));
     mcp_json_doc_free(d);
     unserve(&v);
 }

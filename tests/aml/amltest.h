@@ -205,4 +205,33 @@ static inline void scratch_dir(const char *base, char *out, size_t n)
     mkdir(out, 0755);
 }
 
+/*
+ * Where a fresh store goes, into db (n bytes): a new PostgreSQL schema when
+ * the tests run on PostgreSQL (amltest_pg), else the file DIR/NAME.db, which
+ * is removed if there. 0, or -1 when the schema cannot be made.
+ */
+static inline int amltest_fresh_db(const char *dir, const char *name, char *db, size_t n)
+{
+    if (pgt_base())
+        return pgt_fresh(db, n, NULL, 0) ? -1 : 0;
+    snprintf(db, n, "%s/%s.db", dir, name);
+    unlink(db);
+    return 0;
+}
+
+/* The first column of the first row of `sql` on the store at `db` as an integer: 0 when no row, -1
+ * when the store does not open. */
+static inline int64_t amltest_one(const char *db, const char *sql)
+{
+    aml_store *s = NULL;
+    aml_err err = {{0}};
+    if (aml_store_open(&s, db, 0, &err))
+        return -1;
+    aml_st *st = aml_prepare(s, sql);
+    int64_t v = st && aml_step(st) == AML_ROW ? aml_col_int(st, 0) : 0;
+    aml_finalize(st);
+    aml_store_close(s);
+    return v;
+}
+
 #endif /* AML_TEST_H */

@@ -7,6 +7,7 @@
 #define AML_CLIRUN_H
 
 #include "amltest.h"
+#include "runbin.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -19,21 +20,6 @@ typedef struct cr_ran {
     char *out;  /* stdout (malloc) */
     char *err;  /* stderr (malloc) */
 } cr_ran;
-
-static inline char *cr_slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return aml_strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = n > 0 ? fread(b, 1, (size_t)n, f) : 0;
-    b[got] = '\0';
-    fclose(f);
-    return b;
-}
 
 /* Runs the binary with args (NULL-terminated, without argv[0]) and `input` on stdin. */
 static inline cr_ran cr_run(const char *const *args, const char *input)
@@ -67,8 +53,8 @@ static inline cr_ran cr_run(const char *const *args, const char *input)
     int st = 0;
     waitpid(pid, &st, 0);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    r.out = cr_slurp(out);
-    r.err = cr_slurp(err);
+    r.out = rb_slurp(out);
+    r.err = rb_slurp(err);
     return r;
 }
 
