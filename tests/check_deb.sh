@@ -5,7 +5,7 @@
 # (dpkg-deb --contents), the ldconfig trigger and shlibs of libmcp0, that
 # every dependency is installed on this machine; then, unpacked into
 # WORK_DIR/root (dpkg-deb -x), the programs run (stripped, no RPATH, the
-# project version) and examples/hello_server.c builds against the unpacked
+# project version, no test hook in mcp-server-aml) and examples/hello_server.c builds against the unpacked
 # libmcp-dev with pkg-config and with find_package(mcp) and answers over
 # stdio; last, lintian when it is installed (any E: line fails).
 # usage: check_deb.sh SOURCE_DIR WORK_DIR VERSION
@@ -161,6 +161,10 @@ case "$tools" in
   *'"name":"listCases"'*'"name":"draftSar"'*|*'"name":"draftSar"'*'"name":"listCases"'*) pass ;;
   *) fail "mcp-cli tools -- mcp-server-aml: $tools" ;;
 esac
+# A shipped binary reads no test hook (MCP_TEST_HOOKS is off: docs/testing.md).
+if grep -q -a 'AML_TEST_' "$root/usr/bin/mcp-server-aml"; then
+  fail "the packaged mcp-server-aml holds a test hook (AML_TEST_*)"
+else pass; fi
 
 # hello_answers PROGRAM: examples/hello_server.c answers over stdio.
 hello_answers() {

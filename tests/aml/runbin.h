@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A whole file as a NUL-terminated string (malloc, the caller frees); "" (also malloc) when it cannot be read. */
@@ -67,6 +69,25 @@ static inline int rb_wait(pid_t pid)
     if (pid <= 0 || waitpid(pid, &st, 0) != pid)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* rb_wait within `secs` seconds; past them the process is killed (said on stderr) and -1 returned. */
+static inline int rb_wait_within(pid_t pid, int secs)
+{
+    for (int i = 0; i < secs * 10; i++) {
+        int st = 0;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0)
+            return -1;
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "  pid %d still running after %d s: killed\n", (int)pid, secs);
+    kill(pid, SIGKILL);
+    rb_wait(pid);
+    return -1;
 }
 
 /* rb_spawn, then rb_wait: the exit status. */

@@ -2457,9 +2457,13 @@ static char (*case_ids(aml_store *s, size_t *np))[AML_CASE_ID_MAX + 1]
 
 int aml_demo_fill(aml_store *s, aml_err *err)
 {
-    const char *delay = getenv("AML_TEST_DEMO_DELAY_MS"); /* test hook: a slow bank (tests/cli) */
+#ifdef AML_TEST_HOOKS
+    /* Test hook (tests/cli/test_cli.c): a slow bank. Only in test builds
+     * (MCP_TEST_HOOKS); a shipped binary reads no such variable. */
+    const char *delay = getenv("AML_TEST_DEMO_DELAY_MS");
     if (delay && atoi(delay) > 0)
         usleep((useconds_t)atoi(delay) * 1000u);
+#endif
     aml_gen_opts o;
     aml_gen_defaults(&o);
     o.seed = 20260728;

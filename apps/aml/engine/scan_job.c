@@ -419,13 +419,19 @@ static int unhold(scan_shared *sh, int index)
     return lost;
 }
 
-/* Test hook (tests/aml/aml_scan_jobs.c): every batch this much slower. */
+/*
+ * Test hook (tests/aml/aml_scan_jobs.c): every batch this much slower.
+ * Only in test builds (MCP_TEST_HOOKS); a shipped binary reads no such
+ * variable and this does nothing.
+ */
 static void test_batch_delay(void)
 {
+#ifdef AML_TEST_HOOKS
     const char *v = getenv("AML_TEST_SCAN_BATCH_DELAY_MS");
     long ms = v ? atol(v) : 0;
     if (ms > 0 && ms <= 600000)
         usleep((useconds_t)ms * 1000u);
+#endif
 }
 
 /*
