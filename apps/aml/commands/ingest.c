@@ -126,6 +126,13 @@ typedef struct acct_cov {
     uint8_t touched;  /* a transaction of this ingest involves it */
 } acct_cov;
 
+/* Rows of one table in PostgreSQL's binary COPY format, waiting to be sent (bulk; see crow_begin). */
+typedef struct crows {
+    mcp_buf b;  /* encoded rows, without the format's header and trailer */
+    size_t row; /* where the row being encoded starts in b */
+    int failed; /* an append of that row failed (out of memory) */
+} crows;
+
 struct aml_ingest {
     aml_store *s;
     int was_wal;           /* the store was in WAL mode: back to it after the load */
@@ -144,8 +151,8 @@ struct aml_ingest {
     int copying;           /* bulk: the COPY into transactions is open */
     int row_savepoints;    /* PostgreSQL row by row with skip_bad: each row's statement under a savepoint */
     int64_t next_txn;      /* bulk: the next txn_no */
-    mcp_buf txb;           /* bulk: transaction rows not sent yet */
-    mcp_buf custb, acctb, partyb; /* bulk: rows of the small tables, stored at the next flush */
+    crows txb;             /* bulk: transaction rows not sent yet */
+    crows custb, acctb, partyb; /* bulk: rows of the small tables, stored at the next flush */
     smap custs;            /* bulk: customer ids stored or pending */
     smap links;            /* bulk: "acct_no customer role" of pending and stored parties of this ingest */
     smap refs;             /* bulk: txn_refs of this ingest (the table was empty) */
@@ -191,10 +198,10 @@ static void cov_touch(aml_ingest *in, int64_t no, int64_t at)
 
 static void ingest_free(aml_ingest *in)
 {
-    mcp_buf_cleanup(&in->txb);
-    mcp_buf_cleanup(&in->custb);
-    mcp_buf_cleanup(&in->acctb);
-    mcp_buf_cleanup(&in->partyb);
+    mcp_buf_cleanup(&in->txb.b);
+    mcp_buf_cleanup(&in->custb.b);
+    mcp_buf_cleanup(&in->acctb.b);
+    mcp_buf_cleanup(&in->partyb.b);
     smap_free(&in->custs);
     smap_free(&in->links);
     smap_free(&in->refs);
@@ -248,16 +255,16 @@ static const char sql_copy_txn[] =
     "COPY transactions(txn_no, txn_ref, booked_at, time_precision, from_acct, to_acct, amount_minor, currency, "
     "amount_base_minor, amount_received_minor, currency_received, channel, txn_type, conductor_id, location_id, "
     "location_region, location_country, counterparty_name, memo, gt_is_laundering, gt_label, gt_attempt_id) "
-    "FROM STDIN";
+    "FROM STDIN (FORMAT binary)";
 static const char sql_copy_cust[] =
     "COPY customers(customer_id, customer_type, full_name, first_name, last_name, date_of_birth, country, "
     "occupation, naics_code, region, city, risk_rating, pep, onboarded_at, cash_intensive, "
     "expected_monthly_cash_minor, expected_monthly_volume_minor, declared_annual_income_minor, source_dataset) "
-    "FROM STDIN";
+    "FROM STDIN (FORMAT binary)";
 static const char sql_copy_acct[] =
     "COPY accounts(acct_no, account_id, is_internal, bank_id, institution_name, account_type, currency, status, "
-    "opened_at, opening_deposit_minor, home_branch_id, home_region, country, holder_name) FROM STDIN";
-static const char sql_copy_party[] = "COPY account_parties(acct_no, customer_id, role) FROM STDIN";
+    "opened_at, opening_deposit_minor, home_branch_id, home_region, country, holder_name) FROM STDIN (FORMAT binary)";
+static const char sql_copy_party[] = "COPY account_parties(acct_no, customer_id, role) FROM STDIN (FORMAT binary)";
 
 #define BULK_SEND (1u << 20) /* transaction rows are sent in blocks of about this many bytes */
 
@@ -288,77 +295,112 @@ static int bulk_start(aml_ingest *in, aml_err *err)
 }
 
 /*
- * COPY text format into a buffer (bulk): each field escaped (backslash, tab, newline, carriage return; NULL is
- * \N; a NUL byte ends the value) and followed by a tab; copy_row turns the row's last tab into a newline.
- * Most values need no escape: the runs between special bytes are appended whole.
+ * PostgreSQL's binary COPY format (bulk): a header, then each row as its field count (int16) and each field
+ * as its length (int32, -1 for NULL) and bytes, then a trailer (int16 -1); integers big-endian. Every
+ * integer column of the schema is bigint (8 bytes) and every other one text, so values go as they are
+ * stored: the server neither parses digits nor unescapes text, and the client formats nothing. A text
+ * value ends at a NUL byte (text cannot hold one; the CSV reader refuses such fields anyway).
  */
-static void copy_field(mcp_buf *b, const char *v, size_t n)
+static const char copy_header[19] = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', '\377', '\r', '\n', '\0'};
+static const char copy_trailer[2] = {'\377', '\377'};
+
+static void put_be(unsigned char *p, uint64_t v, int n)
 {
-    if (!v) {
-        mcp_buf_append(b, "\\N\t", 3);
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+static void cput(crows *r, const void *p, size_t n)
+{
+    if (mcp_buf_append(&r->b, p, n) != MCP_OK)
+        r->failed = 1;
+}
+
+/* Starts a row of n fields. */
+static void crow_begin(crows *r, int n)
+{
+    unsigned char h[2];
+    r->row = r->b.len;
+    r->failed = 0;
+    put_be(h, (uint64_t)n, 2);
+    cput(r, h, 2);
+}
+
+/* A text field: a string, or NULL. */
+static void cf(crows *r, const char *v)
+{
+    unsigned char h[4];
+    size_t n = v ? strlen(v) : 0;
+    if (n > INT32_MAX) {
+        r->failed = 1;
         return;
     }
-    const char *nul = memchr(v, '\0', n);
-    if (nul)
-        n = (size_t)(nul - v);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = v[i];
-        const char *esc = c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
-        if (!esc)
-            continue;
-        mcp_buf_append(b, v + run, i - run);
-        mcp_buf_append(b, esc, 2);
-        run = i + 1;
-    }
-    mcp_buf_append(b, v + run, n - run);
-    mcp_buf_append(b, "\t", 1);
+    put_be(h, v ? (uint64_t)n : 0xffffffffu, 4);
+    cput(r, h, 4);
+    if (n)
+        cput(r, v, n);
 }
 
-static void copy_row(mcp_buf *b)
+/* A bigint field, NULL when not present. */
+static void cfi(crows *r, int64_t v, int present)
 {
-    if (b->len && b->data[b->len - 1] == '\t')
-        b->data[b->len - 1] = '\n';
-}
-
-/* COPY text fields (bulk): a string or NULL, an integer, an optional integer. */
-static void cf(mcp_buf *b, const char *v)
-{
-    copy_field(b, v, v ? strlen(v) : 0);
-}
-
-static void cfi(mcp_buf *b, int64_t v, int present)
-{
+    unsigned char f[12];
     if (!present) {
-        copy_field(b, NULL, 0);
+        cf(r, NULL);
         return;
     }
-    char t[24];
-    int k = snprintf(t, sizeof t, "%lld\t", (long long)v);
-    mcp_buf_append(b, t, (size_t)k);
+    put_be(f, 8, 4);
+    put_be(f + 4, (uint64_t)v, 8);
+    cput(r, f, 12);
 }
 
-/* Ends a COPY row; fails when the buffer could not grow. */
-static int crow(mcp_buf *b, aml_err *err)
+/* Ends a row; one that could not be encoded whole is taken out again and fails. */
+static int crow(crows *r, aml_err *err)
 {
-    copy_row(b);
-    return b->len && b->data[b->len - 1] == '\n' ? 0 : aml_errf(err, "out of memory");
-}
-
-/* Stores a buffer of COPY rows with one COPY. */
-static int bulk_copy(aml_ingest *in, const char *sql, mcp_buf *b, aml_err *err)
-{
-    if (!b->len)
+    if (!r->failed)
         return 0;
-    int rc = aml_copy_begin(in->s, sql, err);
-    if (!rc && aml_copy_put(in->s, b->data, b->len, err)) {
+    r->b.len = r->row;
+    if (r->b.data)
+        r->b.data[r->row] = '\0';
+    r->failed = 0;
+    return aml_errf(err, "out of memory");
+}
+
+/* Opens a binary COPY (sql) and sends the format's header. */
+static int copy_open(aml_ingest *in, const char *sql, aml_err *err)
+{
+    if (aml_copy_begin(in->s, sql, err))
+        return -1;
+    if (aml_copy_put(in->s, copy_header, sizeof copy_header, err)) {
         aml_copy_abort(in->s, "send failed");
-        rc = -1;
-    } else if (!rc) {
-        rc = aml_copy_end(in->s, err);
+        return -1;
     }
-    mcp_buf_reset(b);
-    return rc;
+    return 0;
+}
+
+/* Sends the rows of r and the trailer, and ends the open COPY; r is emptied either way. */
+static int copy_close(aml_ingest *in, crows *r, aml_err *err)
+{
+    int rc = aml_copy_put(in->s, r->b.data ? r->b.data : "", r->b.len, err) ||
+             aml_copy_put(in->s, copy_trailer, sizeof copy_trailer, err);
+    mcp_buf_reset(&r->b);
+    if (rc) {
+        aml_copy_abort(in->s, "send failed");
+        return -1;
+    }
+    return aml_copy_end(in->s, err);
+}
+
+/* Stores the rows of r with one COPY (sql). */
+static int bulk_copy(aml_ingest *in, const char *sql, crows *r, aml_err *err)
+{
+    if (!r->b.len)
+        return 0;
+    if (copy_open(in, sql, err)) {
+        mcp_buf_reset(&r->b);
+        return -1;
+    }
+    return copy_close(in, r, err);
 }
 
 /* Ends the transactions COPY and stores the pending customers, accounts and links (in that order). */
@@ -368,13 +410,7 @@ static int bulk_flush(aml_ingest *in, aml_err *err)
         return 0;
     if (in->copying) {
         in->copying = 0;
-        int rc = aml_copy_put(in->s, in->txb.data ? in->txb.data : "", in->txb.len, err);
-        mcp_buf_reset(&in->txb);
-        if (rc) {
-            aml_copy_abort(in->s, "send failed");
-            return -1;
-        }
-        if (aml_copy_end(in->s, err))
+        if (copy_close(in, &in->txb, err))
             return -1;
     }
     return bulk_copy(in, sql_copy_cust, &in->custb, err) || bulk_copy(in, sql_copy_acct, &in->acctb, err) ||
@@ -571,18 +607,21 @@ static int coverage_pg(aml_ingest *in, aml_err *err)
         "observed_from, CAST(?2 AS TEXT) FROM aml_coverage_in ORDER BY acct_no "
         "ON CONFLICT(acct_no, source) DO UPDATE SET observed_from = CASE WHEN excluded.observed_from < "
         "coverage.observed_from THEN excluded.observed_from ELSE coverage.observed_from END WHERE ?3 = 0";
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    for (size_t no = 1; no < in->ncov; no++) {
-        const acct_cov *c = &in->cov[no];
-        if (c->touched && c->internal)
-            cfi(&b, (int64_t)no, 1), cfi(&b, observed_from(in, c), 1), copy_row(&b);
-    }
+    crows b = {0};
     int rc = 0;
-    if (b.len) {
+    for (size_t no = 1; no < in->ncov && !rc; no++) {
+        const acct_cov *c = &in->cov[no];
+        if (c->touched && c->internal) {
+            crow_begin(&b, 2);
+            cfi(&b, (int64_t)no, 1);
+            cfi(&b, observed_from(in, c), 1);
+            rc = crow(&b, err);
+        }
+    }
+    if (!rc && b.b.len) {
         rc = aml_exec(in->s, "CREATE TEMPORARY TABLE aml_coverage_in (acct_no bigint, observed_from bigint) "
                              "ON COMMIT DROP", err) ||
-             bulk_copy(in, "COPY aml_coverage_in FROM STDIN", &b, err);
+             bulk_copy(in, "COPY aml_coverage_in FROM STDIN (FORMAT binary)", &b, err);
         aml_st *st = rc ? NULL : aml_prepare(in->s, sql);
         if (!rc && !st)
             rc = aml_errf(err, "%s", aml_errmsg(in->s));
@@ -594,7 +633,7 @@ static int coverage_pg(aml_ingest *in, aml_err *err)
         }
         aml_finalize(st);
     }
-    mcp_buf_cleanup(&b);
+    mcp_buf_cleanup(&b.b);
     return rc ? -1 : 0;
 }
 
@@ -721,7 +760,8 @@ static int bulk_customer(aml_ingest *in, const aml_customer_rec *c, aml_err *err
     size_t n = strlen(c->customer_id);
     if (smap_find(&in->custs, c->customer_id, n))
         return aml_errf(err, "customer '%.80s' already exists", c->customer_id);
-    mcp_buf *b = &in->custb;
+    crows *b = &in->custb;
+    crow_begin(b, 19);
     cf(b, c->customer_id);
     cf(b, c->customer_type ? c->customer_type : "individual");
     cf(b, c->full_name);
@@ -749,7 +789,8 @@ static int bulk_customer(aml_ingest *in, const aml_customer_rec *c, aml_err *err
 
 static int bulk_account(aml_ingest *in, const aml_account_rec *a, int64_t no, aml_err *err)
 {
-    mcp_buf *b = &in->acctb;
+    crows *b = &in->acctb;
+    crow_begin(b, 14);
     cfi(b, no, 1);
     cf(b, a->account_id);
     cfi(b, a->is_internal, 1);
@@ -888,7 +929,8 @@ static int bulk_party(aml_ingest *in, int64_t no, const char *customer_id, const
     if (!customer_id || !smap_find(&in->custs, customer_id, strlen(customer_id)) || k >= (int)sizeof key ||
         smap_find(&in->links, key, (size_t)k))
         return aml_errf(err, "party: unknown customer '%.80s' (or a duplicate link)", customer_id ? customer_id : "");
-    mcp_buf *b = &in->partyb;
+    crows *b = &in->partyb;
+    crow_begin(b, 3);
     cfi(b, no, 1);
     cf(b, customer_id);
     cf(b, role);
@@ -1053,11 +1095,12 @@ static int bulk_txn(aml_ingest *in, const aml_txn_rec *t, const char *code, int6
     if (t->txn_ref && smap_find(&in->refs, t->txn_ref, strlen(t->txn_ref)))
         return aml_errf(err, "transaction '%.80s' already exists", t->txn_ref);
     if (!in->copying) {
-        if (aml_copy_begin(in->s, sql_copy_txn, err))
+        if (copy_open(in, sql_copy_txn, err))
             return -1;
         in->copying = 1;
     }
-    mcp_buf *b = &in->txb;
+    crows *b = &in->txb;
+    crow_begin(b, 22);
     cfi(b, in->next_txn, 1);
     cf(b, t->txn_ref);
     cfi(b, t->booked_at, 1);
@@ -1082,9 +1125,9 @@ static int bulk_txn(aml_ingest *in, const aml_txn_rec *t, const char *code, int6
     cf(b, t->gt_attempt_id);
     if (crow(b, err) || (t->txn_ref && smap_put(&in->refs, t->txn_ref, strlen(t->txn_ref), 1)))
         return aml_errf(err, "out of memory");
-    if (b->len >= BULK_SEND) {
-        int rc = aml_copy_put(in->s, b->data, b->len, err);
-        mcp_buf_reset(b);
+    if (b->b.len >= BULK_SEND) {
+        int rc = aml_copy_put(in->s, b->b.data, b->b.len, err);
+        mcp_buf_reset(&b->b);
         if (rc)
             return -1;
     }

@@ -137,7 +137,8 @@ typedef int (*aml_pg_seed_fn)(void *ud, int version, aml_err *err);
  * message naming the URI without password. @return 0 or -1.
  */
 int aml_pg_schema_open(aml_pg *pg, unsigned flags, aml_pg_seed_fn seed, void *ud, aml_err *err);
-/** aml_bulk_keys (store.h): drops (given) or creates again the rowid triggers of transactions and accounts. */
+/** aml_bulk_keys (store.h): drops (given) or creates again the rowid triggers of transactions and accounts and
+ * the primary key of transactions. */
 int aml_pg_bulk_keys(aml_pg *pg, int given);
 
 /**

@@ -179,8 +179,9 @@ int aml_step_id(aml_store *s, aml_st *st, int64_t *id, aml_err *err);
  * is escaped here, NULL text is NULL), then aml_copy_row_end. Data is sent
  * in 64 KiB blocks; a constraint violation is reported by aml_copy_end,
  * which fails the whole COPY (aml_changes() = rows copied on success).
- * aml_copy_put sends rows already in COPY text format. While a COPY is
- * open the connection runs nothing else.
+ * aml_copy_put sends bytes as they are, in the format the statement names
+ * (text rows, or `(FORMAT binary)` with its header, rows and trailer).
+ * While a COPY is open the connection runs nothing else.
  */
 int aml_copy_begin(aml_store *s, const char *sql, aml_err *err);
 void aml_copy_text(aml_store *s, const char *v);
@@ -195,10 +196,13 @@ int aml_copy_end(aml_store *s, aml_err *err);
  * A bulk load that gives every key itself, inside its transaction
  * (PostgreSQL): given = 1 drops the rowid triggers of transactions and
  * accounts (with a BEFORE ROW trigger on the table COPY inserts row by row
- * instead of in batches), given = 0 creates them again before the commit
- * (a rollback restores them anyway). Meanwhile an INSERT without its key
- * fails on the NOT NULL key, and both tables are held exclusively until the
- * transaction ends. A no-op on SQLite.
+ * instead of in batches) and the primary key of transactions (an index
+ * entry per row costs more than building it in one sort), given = 0
+ * creates them again before the commit (a rollback restores them anyway;
+ * fails when the load gave a txn_no twice). Meanwhile an INSERT without its
+ * key fails on the NOT NULL key, a lookup by txn_no scans the table, and
+ * both tables are held exclusively until the transaction ends. A no-op on
+ * SQLite.
  */
 int aml_bulk_keys(aml_store *s, int given, aml_err *err);
 /** Cancels an open COPY: nothing of it is kept. */
