@@ -7,6 +7,13 @@
 
 #include <string.h>
 
+/* The triggers that make table t append-only (name their prefix), raising msg; pg_schema.c has PostgreSQL's. */
+#define APPEND_ONLY(t, name, msg)                                                                                  \
+    "CREATE TRIGGER " name "_no_update BEFORE UPDATE ON " t "\n"                                                     \
+    "  BEGIN SELECT RAISE(ABORT, '" msg "'); END;\n"                                                                \
+    "CREATE TRIGGER " name "_no_delete BEFORE DELETE ON " t "\n"                                                     \
+    "  BEGIN SELECT RAISE(ABORT, '" msg "'); END;\n"
+
 /*
  * Migration 1: the whole schema of aml-domain.md section 5, with these
  * deliberate differences (docs/aml.md explains them):
@@ -176,10 +183,7 @@ static const char *const migration_1[] = {
     "  request_sha256 TEXT NOT NULL, response_sha256 TEXT,\n"
     "  outcome TEXT NOT NULL CHECK (outcome IN ('ok','error','denied')),\n"
     "  detail TEXT, prev_hash TEXT NOT NULL, entry_hash TEXT NOT NULL);\n"
-    "CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit_log\n"
-    "  BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;\n"
-    "CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit_log\n"
-    "  BEGIN SELECT RAISE(ABORT, 'audit_log is append-only'); END;\n",
+    APPEND_ONLY("audit_log", "audit", "audit_log is append-only"),
     NULL,
 };
 
@@ -305,10 +309,7 @@ static const char *const migration_4[] = {
     "  at TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,\n"
     "  from_state TEXT, to_state TEXT, detail TEXT);\n"
     "CREATE INDEX case_events_case ON case_events(case_id, event_id);\n"
-    "CREATE TRIGGER case_events_no_update BEFORE UPDATE ON case_events\n"
-    "  BEGIN SELECT RAISE(ABORT, 'case_events is append-only'); END;\n"
-    "CREATE TRIGGER case_events_no_delete BEFORE DELETE ON case_events\n"
-    "  BEGIN SELECT RAISE(ABORT, 'case_events is append-only'); END;\n",
+    APPEND_ONLY("case_events", "case_events", "case_events is append-only"),
     NULL,
 };
 
@@ -330,10 +331,7 @@ static const char *const migration_5[] = {
     "  created_by TEXT NOT NULL, created_at TEXT NOT NULL,\n"
     "  CHECK (counterparty_acct IS NOT NULL OR typology_id IS NOT NULL));\n"
     "CREATE INDEX suppressions_acct ON suppressions(acct_no, until);\n"
-    "CREATE TRIGGER suppressions_no_update BEFORE UPDATE ON suppressions\n"
-    "  BEGIN SELECT RAISE(ABORT, 'suppressions are append-only'); END;\n"
-    "CREATE TRIGGER suppressions_no_delete BEFORE DELETE ON suppressions\n"
-    "  BEGIN SELECT RAISE(ABORT, 'suppressions are append-only'); END;\n",
+    APPEND_ONLY("suppressions", "suppressions", "suppressions are append-only"),
     NULL,
 };
 
