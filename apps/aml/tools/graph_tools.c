@@ -33,13 +33,7 @@ static void gctx_begin(gctx *c, aml_app *app, mcp_call *call, const mcp_json *ar
     c->app = app;
     c->call = call;
     c->outcome = "ok";
-    mcp_buf b;
-    mcp_jw w;
-    mcp_buf_init(&b, 0);
-    mcp_jw_init(&w, &b);
-    mcp_jw_value(&w, args);
-    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, c->req_sha);
-    mcp_buf_cleanup(&b);
+    aml_args_sha256(args, c->req_sha);
     c->s = aml_app_acquire(app);
 }
 
@@ -48,7 +42,7 @@ static mcp_status gctx_end(gctx *c, mcp_status st)
     char action[64];
     snprintf(action, sizeof action, "tool.%s", mcp_call_tool_name(c->call));
     const char *subject = mcp_call_subject(c->call);
-    aml_audit_entry e = {subject && subject[0] ? subject : c->app->actor ? c->app->actor : "unknown",
+    aml_audit_entry e = {aml_app_actor(c->app, subject),
                          action,
                          c->case_id[0] ? c->case_id : NULL,
                          c->req_sha,
@@ -267,7 +261,7 @@ static mcp_status read_graph(mcp_read *rd, const char *uri, const mcp_json *vars
     char digest[65];
     aml_sha256_hex(uri, strlen(uri), digest);
     const char *subject = mcp_principal_subject(mcp_read_principal(rd));
-    aml_audit_entry e = {subject && subject[0] ? subject : app->actor ? app->actor : "unknown", "resource.read",
+    aml_audit_entry e = {aml_app_actor(app, subject), "resource.read",
                          rc == 0 ? id : NULL, digest, NULL, st == MCP_OK ? "ok" : "error", NULL};
     aml_app_write_lock(app, s);
     aml_audit_append(s, &e, NULL);

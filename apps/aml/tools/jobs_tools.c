@@ -30,23 +30,12 @@ static const char *scope_of(const char *tool)
     return NULL;
 }
 
-static void args_digest(const mcp_json *args, char out[65])
-{
-    mcp_buf b;
-    mcp_jw w;
-    mcp_buf_init(&b, 0);
-    mcp_jw_init(&w, &b);
-    mcp_jw_value(&w, args);
-    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, out);
-    mcp_buf_cleanup(&b);
-}
-
 /* The audit row of a call (on the call's connection, under the write lock). */
 static void audit(mcp_call *call, aml_app *app, aml_store *s, const char *req, const char *resp, int ok,
                   const char *detail)
 {
     const char *subject = mcp_call_subject(call);
-    const char *actor = subject && subject[0] ? subject : app->actor ? app->actor : "unknown";
+    const char *actor = aml_app_actor(app, subject);
     char action[48], dt[AML_AUDIT_DETAIL_MAX];
     snprintf(action, sizeof action, "tool.%s", mcp_call_tool_name(call));
     aml_audit_entry e = {actor, action, NULL, req, resp && resp[0] ? resp : NULL, ok ? "ok" : "error",
@@ -170,7 +159,7 @@ static mcp_status run_scan(mcp_call *call, const mcp_json *args, void *ud)
 {
     aml_app *app = ud;
     char req[65], resp[65] = "", detail[160], text[400];
-    args_digest(args, req);
+    aml_args_sha256(args, req);
     scan_call sc = {app, call};
     aml_scan_opts o;
     memset(&o, 0, sizeof o);
@@ -368,7 +357,7 @@ static mcp_status import_transactions(mcp_call *call, const mcp_json *args, void
 {
     aml_app *app = ud;
     char req[65], resp[65] = "", detail[160], msg[200];
-    args_digest(args, req);
+    aml_args_sha256(args, req);
     const char *format = mcp_json_str(mcp_json_get(args, "format"), NULL);
     import_files f;
     memset(&f, 0, sizeof f);

@@ -58,13 +58,7 @@ static void sctx_begin(sctx *c, scr *s, mcp_call *call, const mcp_json *args)
     c->s = s;
     c->call = call;
     c->outcome = "ok";
-    mcp_buf b;
-    mcp_jw w;
-    mcp_buf_init(&b, 0);
-    mcp_jw_init(&w, &b);
-    mcp_jw_value(&w, args);
-    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, c->req_sha);
-    mcp_buf_cleanup(&b);
+    aml_args_sha256(args, c->req_sha);
     mcp_buf_init(&c->out, 0);
     mcp_buf_init(&c->text, 0);
     mcp_jw_init(&c->w, &c->out);
@@ -83,7 +77,7 @@ static void sctx_write(sctx *c)
 static const char *actor(const sctx *c)
 {
     const char *subject = mcp_call_subject(c->call);
-    return subject && subject[0] ? subject : c->s->app->actor ? c->s->app->actor : "unknown";
+    return aml_app_actor(c->s->app, subject);
 }
 
 static mcp_status sctx_end(sctx *c, mcp_status st)

@@ -17,15 +17,9 @@ static mcp_status suppress_alert(mcp_call *call, const mcp_json *args, void *ud)
 {
     aml_app *app = ud;
     char req[65], resp[65] = "", detail[160] = "refused";
-    mcp_buf b;
-    mcp_jw w;
-    mcp_buf_init(&b, 0);
-    mcp_jw_init(&w, &b);
-    mcp_jw_value(&w, args);
-    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, req);
-    mcp_buf_cleanup(&b);
+    aml_args_sha256(args, req);
     const char *subject = mcp_call_subject(call);
-    const char *actor = subject && subject[0] ? subject : app->actor ? app->actor : "unknown";
+    const char *actor = aml_app_actor(app, subject);
     aml_suppression in = {arg(args, "caseId"), arg(args, "accountId"), arg(args, "counterpartyId"),
                           arg(args, "typology"), arg(args, "until"), arg(args, "reason")};
     /* A writing tool: the write lock for the whole call (read, check, write and audit as one). */
@@ -36,6 +30,8 @@ static mcp_status suppress_alert(mcp_call *call, const mcp_json *args, void *ud)
     int rc = aml_suppress_add(s, &in, actor, &id, &err);
     mcp_status st;
     if (rc == 0) {
+        mcp_buf b;
+        mcp_jw w;
         mcp_buf_init(&b, 0);
         mcp_jw_init(&w, &b);
         mcp_jw_object_begin(&w);

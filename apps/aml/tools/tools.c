@@ -57,12 +57,23 @@ static const char *scope_for(const char *what)
     return NULL;
 }
 
-/* Who the audit log names: the token's subject over authorized HTTP, else --actor. */
-static const char *actor_of(const aml_app *app, const char *subject)
+const char *aml_app_actor(const aml_app *app, const char *subject)
 {
     if (subject && subject[0])
         return subject;
     return app->actor ? app->actor : "unknown";
+}
+
+void aml_args_sha256(const mcp_json *args, char out[65])
+{
+    mcp_buf b;
+    mcp_jw w;
+    mcp_buf_init(&b, 0);
+    mcp_jw_init(&w, &b);
+    if (args)
+        mcp_jw_value(&w, args);
+    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, out);
+    mcp_buf_cleanup(&b);
 }
 
 /* ---- per-call context ---------------------------------------------------------------- */
@@ -86,13 +97,7 @@ static void ctx_begin(ctx *c, aml_app *app, mcp_call *call, const mcp_json *args
     memset(c, 0, sizeof *c);
     c->app = app;
     c->call = call;
-    mcp_buf b;
-    mcp_jw w;
-    mcp_buf_init(&b, 0);
-    mcp_jw_init(&w, &b);
-    mcp_jw_value(&w, args);
-    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, c->req_sha);
-    mcp_buf_cleanup(&b);
+    aml_args_sha256(args, c->req_sha);
     mcp_buf_init(&c->out, 0);
     mcp_jw_init(&c->w, &c->out);
     mcp_buf_init(&c->text, 0);
@@ -155,7 +160,7 @@ static mcp_status ctx_end(ctx *c, mcp_status st)
     aml_audit_entry e;
     char action[64];
     snprintf(action, sizeof action, "tool.%s", mcp_call_tool_name(c->call));
-    e.actor = actor_of(c->app, mcp_call_subject(c->call));
+    e.actor = aml_app_actor(c->app, mcp_call_subject(c->call));
     e.action = action;
     e.case_id = c->case_id[0] ? c->case_id : NULL;
     e.request_sha256 = c->req_sha;
@@ -675,7 +680,7 @@ static void audit_other(aml_app *app, aml_store *s, const char *subject, const c
 {
     char digest[65];
     aml_sha256_hex(what, strlen(what), digest);
-    aml_audit_entry e = {actor_of(app, subject), action, case_id, digest, NULL, ok ? "ok" : "error", NULL};
+    aml_audit_entry e = {aml_app_actor(app, subject), action, case_id, digest, NULL, ok ? "ok" : "error", NULL};
     aml_app_write_lock(app, s);
     aml_audit_append(s, &e, NULL);
     aml_app_write_unlock(app);
@@ -959,16 +964,9 @@ static void audit_refused(const mcp_call_report *r, void *ud)
     snprintf(action, sizeof action, "tool.%s", tool);
     utf8_cut(r->message ? r->message : "", 110, msg, sizeof msg);
     snprintf(detail, sizeof detail, "%s%s%s", why, msg[0] ? ": " : "", msg);
-    mcp_buf b;
-    mcp_jw w;
-    mcp_buf_init(&b, 0);
-    mcp_jw_init(&w, &b);
-    if (r->arguments)
-        mcp_jw_value(&w, r->arguments);
-    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, digest);
-    mcp_buf_cleanup(&b);
+    aml_args_sha256(r->arguments, digest);
     char dt[AML_AUDIT_DETAIL_MAX];
-    aml_audit_entry e = {actor_of(app, r->principal ? mcp_principal_subject(r->principal) : NULL), action, NULL,
+    aml_audit_entry e = {aml_app_actor(app, r->principal ? mcp_principal_subject(r->principal) : NULL), action, NULL,
                          digest, NULL, outcome, aml_audit_detail(detail, r->traceparent, dt, sizeof dt)};
     aml_store *s = aml_app_acquire(app);
     aml_app_write_lock(app, s);

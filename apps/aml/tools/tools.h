@@ -62,6 +62,20 @@ void aml_app_release(aml_app *app, aml_store *s);
 void aml_app_write_lock(aml_app *app, aml_store *s);
 void aml_app_write_unlock(aml_app *app);
 
+/*
+ * Who the audit log names for a call: `subject` (the token's subject over
+ * authorized HTTP; NULL or "" for none), else app->actor (--actor), else
+ * "unknown". Borrowed from its arguments. Thread-safe.
+ */
+const char *aml_app_actor(const aml_app *app, const char *subject);
+
+/*
+ * The audit log's request hash: SHA-256 (64 hex digits and a NUL, into out)
+ * of `args` written as compact JSON, of "{}" when args is NULL.
+ * Thread-safe.
+ */
+void aml_args_sha256(const mcp_json *args, char out[65]);
+
 /** Registers listCases, listTypologies, assessTypology, assessCase, draftSar on `srv`. */
 mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 

@@ -73,15 +73,9 @@ static mcp_status answer(mcp_call *call, aml_store *s, const char *case_id, char
 static mcp_status wf_call(mcp_call *call, const mcp_json *args, aml_app *app, int step)
 {
     char req[65], resp[65] = "", detail[160] = "";
-    mcp_buf b;
-    mcp_jw w;
-    mcp_buf_init(&b, 0);
-    mcp_jw_init(&w, &b);
-    mcp_jw_value(&w, args);
-    aml_sha256_hex(b.data ? b.data : "{}", b.data ? b.len : 2, req);
-    mcp_buf_cleanup(&b);
+    aml_args_sha256(args, req);
     const char *subject = mcp_call_subject(call);
-    const char *actor = subject && subject[0] ? subject : app->actor ? app->actor : "unknown";
+    const char *actor = aml_app_actor(app, subject);
     const char *case_id = str_arg(args, "caseId");
     /* A writing tool: the write lock for the whole call (read, check, write and audit as one). */
     aml_store *s = aml_app_acquire(app);
