@@ -27,6 +27,7 @@
  * usage: bench_aml WORKDIR [--quick]   (--quick: 10% sizes, for a smoke run)
  * AML_BENCH_IMPORT_ONLY=1: section 1 alone (bench/aml/scale.sh).
  */
+#include "benchaml.h"
 #include "engine/scan.h"
 #include "engine/cases.h"
 #include "commands/gen.h"
@@ -41,21 +42,6 @@
 #include <unistd.h>
 
 static char work[512];
-
-static double loadavg(void);
-
-static double now_ms(void)
-{
-    return (double)aml_mono_ns() / 1e6;
-}
-
-/* CPU time of the calling thread: unaffected by other processes competing for the cores. */
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int64_t q1(aml_store *s, const char *sql)
 {
@@ -95,16 +81,16 @@ static void bench_import_pg(const char *uri, const char *trans)
     }
     const char *paths[1] = {trans};
     aml_ingest_stats is;
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     if (aml_import(s, AML_FMT_AMLWORLD, paths, 1, NULL, stderr, &is, &err)) {
         fprintf(stderr, "import into PostgreSQL: %s\n", err.msg);
         aml_store_close(s);
         return;
     }
-    double secs = (now_ms() - t0) / 1000, rate = (double)is.rows / secs;
+    double secs = (bench_now_ms() - t0) / 1000, rate = (double)is.rows / secs;
     printf("import --format amlworld into PostgreSQL (COPY): %llu rows in %.2f s = %.0f rows/s "
            "(target >= 250000: %s; load average %.1f)\n",
-           (unsigned long long)is.rows, secs, rate, rate >= 250000 ? "met" : "NOT met", loadavg());
+           (unsigned long long)is.rows, secs, rate, rate >= 250000 ? "met" : "NOT met", bench_loadavg());
     aml_store_close(s);
 }
 
@@ -121,7 +107,7 @@ static int bench_import(int quick, char *db_out, size_t n)
     o.instances = quick ? 5 : 50;
     aml_gen_stats gs;
     aml_err err = {{0}};
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     if (aml_gen_amlworld(trans, &o, &gs, acc, pat, sizeof acc, &err)) {
         fprintf(stderr, "gen: %s\n", err.msg);
         return -1;
@@ -129,7 +115,7 @@ static int bench_import(int quick, char *db_out, size_t n)
     struct stat sb;
     stat(trans, &sb);
     printf("AMLworld file: %llu rows, %.1f MB (generated in %.1f s)\n", (unsigned long long)gs.transactions,
-           (double)sb.st_size / 1e6, (now_ms() - t0) / 1000);
+           (double)sb.st_size / 1e6, (bench_now_ms() - t0) / 1000);
     snprintf(db_out, n, "%s/bench-import.db", work);
     rm_store(db_out);
     aml_store *s;
@@ -139,22 +125,22 @@ static int bench_import(int quick, char *db_out, size_t n)
     }
     const char *paths[1] = {trans};
     aml_ingest_stats is;
-    t0 = now_ms();
+    t0 = bench_now_ms();
     if (aml_import(s, AML_FMT_AMLWORLD, paths, 1, NULL, stderr, &is, &err)) {
         fprintf(stderr, "import: %s\n", err.msg);
         aml_store_close(s);
         return -1;
     }
-    double secs = (now_ms() - t0) / 1000;
+    double secs = (bench_now_ms() - t0) / 1000;
     double rate = (double)is.rows / secs;
     /* Peer: SQLite copying the same rows into an identical table with the same indexes. */
     aml_exec(s, "CREATE TABLE peer AS SELECT * FROM transactions WHERE 0", NULL);
     aml_exec(s, "CREATE INDEX peer_from ON peer(from_acct, booked_at, to_acct, amount_base_minor, channel);"
                 "CREATE INDEX peer_to ON peer(to_acct, booked_at, from_acct, amount_base_minor, channel)",
              NULL);
-    t0 = now_ms();
+    t0 = bench_now_ms();
     aml_exec(s, "BEGIN; INSERT INTO peer SELECT * FROM transactions; COMMIT", NULL);
-    double peer = (now_ms() - t0) / 1000;
+    double peer = (bench_now_ms() - t0) / 1000;
     aml_exec(s, "DROP TABLE peer", NULL);
     aml_exec(s, "VACUUM", NULL);
     printf("import --format amlworld: %llu rows in %.2f s = %.0f rows/s (target >= 200000: %s)\n",
@@ -170,12 +156,6 @@ static int bench_import(int quick, char *db_out, size_t n)
     unlink(acc);
     unlink(pat);
     return 0;
-}
-
-static double loadavg(void)
-{
-    double l[3] = {0, 0, 0};
-    return getloadavg(l, 3) > 0 ? l[0] : 0;
 }
 
 /* ---- 2. assessCase ----------------------------------------------------------------- */
@@ -265,34 +245,6 @@ static int add_busy(aml_store *s, int64_t n, aml_err *err)
     return aml_ingest_commit(in, NULL, err);
 }
 
-/* The tools/call path, through a sans-I/O connection. */
-typedef struct waiter {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int got;
-    size_t bytes;
-} waiter;
-
-static mcp_status on_frame(const char *f, size_t len, void *ud)
-{
-    waiter *w = ud;
-    pthread_mutex_lock(&w->mu);
-    if (strstr(f, "\"id\":") && !strstr(f, "\"method\"")) {
-        w->got++;
-        w->bytes = len;
-    }
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    return MCP_OK;
-}
-
-static void quiet(mcp_log_level l, const char *m, void *u)
-{
-    (void)l;
-    (void)m;
-    (void)u;
-}
-
 typedef struct result {
     double engine_cold, engine_warm, engine_cpu, tool_warm;
     int64_t rows_read, rss_kb, matched;
@@ -316,10 +268,10 @@ static int child_measure(const char *db, const char *case_id, result *r)
     double best = 1e18, best_cpu = 1e18;
     for (int i = 0; i < 6; i++) {
         aml_assessment a;
-        double t0 = now_ms(), c0 = cpu_ms();
+        double t0 = bench_now_ms(), c0 = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID);
         if (aml_engine_run(s, &cs, &p, AML_ALL_TYPOLOGIES, "case", &a, &err))
             return -1;
-        double dt = now_ms() - t0, dc = cpu_ms() - c0;
+        double dt = bench_now_ms() - t0, dc = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
         if (i > 0 && dc < best_cpu)
             best_cpu = dc;
         if (i == 0) {
@@ -343,13 +295,13 @@ static int child_measure(const char *db, const char *case_id, result *r)
     mcp_server_opts so;
     memset(&so, 0, sizeof so);
     so.workers = 1;
-    so.log = quiet;
+    so.log = bench_quiet;
     so.max_message = (size_t)64 << 20;
     mcp_server *srv;
     mcp_conn *conn;
     mcp_error e;
-    waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-    if (mcp_server_new(&srv, &so, &e) || aml_tools_register(srv, &app, &e) || mcp_conn_new(&conn, srv, on_frame, &w))
+    bench_waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+    if (mcp_server_new(&srv, &so, &e) || aml_tools_register(srv, &app, &e) || mcp_conn_new(&conn, srv, bench_on_frame, &w))
         return -1;
     const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
                        "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}";
@@ -364,13 +316,13 @@ static int child_measure(const char *db, const char *case_id, result *r)
         pthread_mutex_lock(&w.mu);
         int target = w.got + 1;
         pthread_mutex_unlock(&w.mu);
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         mcp_conn_recv(conn, frame, strlen(frame));
         pthread_mutex_lock(&w.mu);
         while (w.got < target)
             pthread_cond_wait(&w.cv, &w.mu);
         pthread_mutex_unlock(&w.mu);
-        double dt = now_ms() - t0;
+        double dt = bench_now_ms() - t0;
         if (dt < best)
             best = dt;
     }
@@ -485,7 +437,7 @@ static int bench_assess(int quick, const char *big_db)
                 printf("  target: assessCase on an account with ~100k transactions under 50 ms: engine wall %s, "
                        "engine CPU %s, tools/call %s (load average now %.1f on %ld cores)\n",
                        r.engine_warm < 50 ? "met" : "NOT met", r.engine_cpu < 50 ? "met" : "NOT met",
-                       r.tool_warm < 50 ? "met" : "NOT met", loadavg(), sysconf(_SC_NPROCESSORS_ONLN));
+                       r.tool_warm < 50 ? "met" : "NOT met", bench_loadavg(), sysconf(_SC_NPROCESSORS_ONLN));
         }
         if (!getenv("AML_BENCH_KEEP"))
             rm_store(db);
@@ -521,9 +473,9 @@ static int bench_scan(int quick)
     aml_scan_opts so;
     memset(&so, 0, sizeof so);
     aml_scan_stats st;
-    double w0 = now_ms(), c0 = cpu_ms();
+    double w0 = bench_now_ms(), c0 = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID);
     int rc = aml_scan(s, &so, NULL, &st, &err);
-    double cpu = cpu_ms() - c0, wall = now_ms() - w0;
+    double cpu = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID) - c0, wall = bench_now_ms() - w0;
     if (rc)
         fprintf(stderr, "bench_aml: scan: %s\n", err.msg);
     else

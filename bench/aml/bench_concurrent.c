@@ -19,7 +19,7 @@
  *
  * usage: bench_concurrent WORKDIR [--quick] [--rounds N] [--customers N]
  */
-#include "commands/gen.h"
+#include "benchaml.h"
 #include "tools/tools.h"
 
 #include <pthread.h>
@@ -31,67 +31,6 @@
 
 #define NCALLS 16
 
-static double now_ms(void)
-{
-    return (double)aml_mono_ns() / 1e6;
-}
-
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double loadavg(void)
-{
-    double l = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1)
-            l = -1;
-        fclose(f);
-    }
-    return l;
-}
-
-typedef struct waiter {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int got;    /* answers */
-    int errors; /* answers with isError or an error */
-} waiter;
-
-static mcp_status on_frame(const char *f, size_t len, void *ud)
-{
-    waiter *w = ud;
-    (void)len;
-    pthread_mutex_lock(&w->mu);
-    if (strstr(f, "\"id\":") && !strstr(f, "\"method\"")) {
-        w->got++;
-        if (strstr(f, "\"isError\":true") || strstr(f, "\"error\":{"))
-            w->errors++;
-    }
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    return MCP_OK;
-}
-
-static void quiet(mcp_log_level l, const char *m, void *u)
-{
-    (void)l;
-    (void)m;
-    (void)u;
-}
-
-static void wait_got(waiter *w, int n)
-{
-    pthread_mutex_lock(&w->mu);
-    while (w->got < n)
-        pthread_cond_wait(&w->cv, &w->mu);
-    pthread_mutex_unlock(&w->mu);
-}
-
 static char cases[NCALLS][AML_CASE_ID_MAX + 1];
 
 /* One server over a pool of `pool` connections to `where`, `workers` tool threads. */
@@ -99,15 +38,14 @@ typedef struct rig {
     aml_app app;
     mcp_server *srv;
     mcp_conn *conn;
-    waiter w;
+    bench_waiter w;
     int next_id;
 } rig;
 
 static int rig_open(rig *r, const char *where, unsigned pool, unsigned workers)
 {
     memset(r, 0, sizeof *r);
-    pthread_mutex_init(&r->w.mu, NULL);
-    pthread_cond_init(&r->w.cv, NULL);
+    bench_waiter_init(&r->w);
     r->app.actor = "bench";
     aml_store *first;
     aml_err err = {{0}};
@@ -119,16 +57,16 @@ static int rig_open(rig *r, const char *where, unsigned pool, unsigned workers)
     mcp_server_opts so;
     memset(&so, 0, sizeof so);
     so.workers = workers;
-    so.log = quiet;
+    so.log = bench_quiet;
     so.max_message = (size_t)64 << 20;
     mcp_error e;
     if (mcp_server_new(&r->srv, &so, &e) || aml_tools_register(r->srv, &r->app, &e) ||
-        mcp_conn_new(&r->conn, r->srv, on_frame, &r->w))
+        mcp_conn_new(&r->conn, r->srv, bench_on_frame, &r->w))
         return -1;
     const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
                        "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}";
     mcp_conn_recv(r->conn, init, strlen(init));
-    wait_got(&r->w, 1);
+    bench_wait_got(&r->w, 1);
     r->next_id = 10;
     return 0;
 }
@@ -155,27 +93,15 @@ static void send_assess(rig *r, int i)
 static double round_of(rig *r, int concurrent, double *cpu)
 {
     int base = r->w.got;
-    double t0 = now_ms(), c0 = cpu_ms();
+    double t0 = bench_now_ms(), c0 = bench_cpu_ms(CLOCK_PROCESS_CPUTIME_ID);
     for (int i = 0; i < NCALLS; i++) {
         send_assess(r, i);
         if (!concurrent)
-            wait_got(&r->w, base + i + 1);
+            bench_wait_got(&r->w, base + i + 1);
     }
-    wait_got(&r->w, base + NCALLS);
-    *cpu = cpu_ms() - c0;
-    return now_ms() - t0;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    bench_wait_got(&r->w, base + NCALLS);
+    *cpu = bench_cpu_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    return bench_now_ms() - t0;
 }
 
 /* A fresh bank in `where`, and the 16 cases whose focus accounts have the most transactions. */
@@ -191,7 +117,7 @@ static int make_bank(const char *where, int quick)
     o.customers = quick ? 1000 : bank_customers;
     o.days = 90;
     o.instances = quick ? 2 : 3;
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     if (aml_store_open(&s, where, AML_OPEN_CREATE, &err) || aml_gen_store(s, &o, NULL, &err)) {
         fprintf(stderr, "bench_concurrent: gen: %s\n", err.msg);
         aml_store_close(s);
@@ -205,7 +131,7 @@ static int make_bank(const char *where, int quick)
         snprintf(cases[n++], sizeof cases[0], "%s", aml_col_text(st, 0));
     aml_finalize(st);
     aml_store_close(s);
-    fprintf(stderr, "bank generated in %.1f s (%d cases used)\n", (now_ms() - t0) / 1e3, n);
+    fprintf(stderr, "bank generated in %.1f s (%d cases used)\n", (bench_now_ms() - t0) / 1e3, n);
     return n == NCALLS ? 0 : -1;
 }
 
@@ -220,7 +146,7 @@ static double engine_ms(const char *where)
     aml_params_default(&p);
     double best = 1e18;
     for (int round = 0; round < 3; round++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         for (int i = 0; i < NCALLS; i++) {
             aml_case c;
             aml_assessment a;
@@ -231,7 +157,7 @@ static double engine_ms(const char *where)
                 aml_assessment_free(&a);
             aml_case_free(&c);
         }
-        double dt = now_ms() - t0;
+        double dt = bench_now_ms() - t0;
         if (dt < best)
             best = dt;
     }
@@ -260,7 +186,7 @@ static int measure(const char *label, const char *where, unsigned workers, int r
     int errors = r.w.errors + r1.w.errors;
     rig_close(&r);
     rig_close(&r1);
-    double ms = median(ser, rounds), mc = median(con, rounds), m1 = median(one, rounds), eng = engine_ms(where);
+    double ms = bench_median(ser, rounds), mc = bench_median(con, rounds), m1 = bench_median(one, rounds), eng = engine_ms(where);
     printf("%-10s serial %8.1f ms  concurrent %8.1f ms  ratio %.2fx (target <= 0.60)  | pool of 1: %8.1f ms "
            "(%.2fx)  | CPU per round serial %.1f ms, concurrent %.1f ms  | %u workers, pool %u (peak %u lent), %d "
            "errors\n",
@@ -297,7 +223,7 @@ int main(int argc, char **argv)
     unlink(path);
     printf("16 concurrent assessCase calls on different cases vs the same 16 serially (median of %d rounds); %ld "
            "cores, load average %.2f at start\n",
-           rounds, ncpu, loadavg());
+           rounds, ncpu, bench_loadavg());
     int rc = make_bank(path, quick) || measure("SQLite", path, workers, rounds);
     const char *pg = getenv("AML_BENCH_PG");
     if (pg && *pg) {
@@ -308,6 +234,6 @@ int main(int argc, char **argv)
     } else {
         printf("PostgreSQL: skipped (set AML_BENCH_PG=postgresql://... to a database the bench may fill)\n");
     }
-    printf("load average %.2f at the end\n", loadavg());
+    printf("load average %.2f at the end\n", bench_loadavg());
     return rc ? 1 : 0;
 }

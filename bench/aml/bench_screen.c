@@ -12,6 +12,7 @@
  *
  * usage: bench_screen DATA-DIR [--quick]   (--quick: 100,000 entities, 2,000 queries)
  */
+#include "benchaml.h"
 #include "screen/screen.h"
 
 #include <stdlib.h>
@@ -24,13 +25,6 @@ typedef struct person {
     char gender;
     unsigned char script; /* first byte of the last name: a coarse script class */
 } person;
-
-static double thread_cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void copy_field(const aml_csv *c, size_t i, char *out, size_t cap)
 {
@@ -67,12 +61,6 @@ static size_t load(const char *path, person *ps, size_t max)
     aml_csv_close(&c);
     fclose(f);
     return n;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* A typing error in an ASCII name (non-ASCII names get "LAST, First"). */
@@ -138,13 +126,13 @@ int main(int argc, char **argv)
     aml_sc_index *ix = aml_sc_index_new();
     char (*names)[200] = malloc(nq / 2 * sizeof *names);
     uint32_t *src = malloc(nq / 2 * sizeof *src);
-    double t0 = aml_mono_ns() / 1e6, c0 = thread_cpu_ms();
+    double t0 = bench_now_ms(), c0 = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID);
     for (size_t e = 0; e < nent; e++) {
         const person *a = &ps[e % np];
         size_t cls = a->script, span = start[cls + 1] - start[cls];
         const person *b = &ps[by[start[cls] + (size_t)aml_rng_range(&rng, 0, (int64_t)span - 1)]];
         const person *m = &ps[by[start[cls] + (size_t)aml_rng_range(&rng, 0, (int64_t)span - 1)]];
-        char name[200], dob[16], id[24];
+        char name[200], dob[16], id[32];
         if (m->middle[0] && aml_rng_chance(&rng, 0.4))
             snprintf(name, sizeof name, "%s %s %s", a->first, m->middle, b->last);
         else
@@ -169,7 +157,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_screen: out of memory building the index\n");
         return 1;
     }
-    double build_ms = aml_mono_ns() / 1e6 - t0, build_cpu = thread_cpu_ms() - c0;
+    double build_ms = bench_now_ms() - t0, build_cpu = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
     size_t mem = aml_sc_index_memory(ix);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -181,7 +169,7 @@ int main(int argc, char **argv)
     double *lat = malloc(nq * sizeof *lat), *clat = malloc(nq * sizeof *clat);
     size_t first = 0, typo_q = 0, any = 0;
     aml_sc_hit hits[5];
-    double cpu0 = thread_cpu_ms();
+    double cpu0 = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID);
     for (size_t i = 0; i < nq; i++) {
         aml_sc_query q = {.schema = AML_SC_PERSON, .threshold = AML_SC_DEFAULT_THRESHOLD};
         const person *p = &ps[(i * 7919) % np];
@@ -195,10 +183,10 @@ int main(int argc, char **argv)
             q.country = p->nat;
             q.gender = p->gender;
         }
-        double w0 = aml_mono_ns() / 1e6, q0 = thread_cpu_ms();
+        double w0 = bench_now_ms(), q0 = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID);
         int n = aml_sc_search(ix, sc, &q, hits, 5);
-        lat[i] = aml_mono_ns() / 1e6 - w0;
-        clat[i] = thread_cpu_ms() - q0;
+        lat[i] = bench_now_ms() - w0;
+        clat[i] = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID) - q0;
         if (i % 2 == 0) {
             typo_q++;
             /* Recombined names repeat (wang wei, ...): the entity or one of the same name first. */
@@ -212,9 +200,9 @@ int main(int argc, char **argv)
             any += n > 0;
         }
     }
-    double cpu = thread_cpu_ms() - cpu0;
-    qsort(lat, nq, sizeof *lat, cmp_double);
-    qsort(clat, nq, sizeof *clat, cmp_double);
+    double cpu = bench_cpu_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    qsort(lat, nq, sizeof *lat, bench_cmp_double);
+    qsort(clat, nq, sizeof *clat, bench_cmp_double);
     printf("screening: %zu queries on one thread: %.0f screenings/s per core (CPU time); latency p50 %.3f ms, "
            "p99 %.3f ms, max %.3f ms (wall; CPU time: p50 %.3f, p99 %.3f, max %.3f ms)\n",
            nq, nq / (cpu / 1e3), lat[nq / 2], lat[nq * 99 / 100], lat[nq - 1], clat[nq / 2], clat[nq * 99 / 100],
