@@ -134,8 +134,9 @@ if ! "$client" "http://127.0.0.1:$lb/mcp" "$calls" "$pid2" 2>"$work/client.log";
   fail "aml_lb_client"; cat "$work/client.log"
 fi
 # HAProxy logs a request when it ends: the legacy sessions' GET streams
-# when the servers close them after the client's DELETEs. Wait for them
-# (at least 1.2 s for the last requests' lines, at most 10 s).
+# when the servers end them, at the client's DELETEs (before 3fca651,
+# at the next keep-alive). Wait for them (at least 1.2 s for the last
+# requests' lines, at most 10 s).
 sleep 1.2
 waited=12
 while [ "$(grep -c '"GET /mcp' "$work/haproxy.log")" -lt 3 ] && [ "$waited" -lt 100 ]; do
