@@ -522,18 +522,6 @@ mcp_status mcp__server_init_state_key(mcp_server *srv)
 /* ------------------------------------------------------------------------ */
 /* Rounds                                                                    */
 
-static void send_simple_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
-{
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
-    mcp_rpc_write_error(&w, id, code, message, NULL);
-    if (mcp_jw_finish(&w) == MCP_OK)
-        mcp__conn_send_to(c, &b, id, 1);
-    mcp_buf_cleanup(&b);
-}
-
 int mcp__ask_begin_ex(mcp_conn *c, const mcp_rpc_id *id, const mcp_json *params, mcp__asker *a, const char *bound,
                       const mcp_json *args)
 {
@@ -541,7 +529,7 @@ int mcp__ask_begin_ex(mcp_conn *c, const mcp_rpc_id *id, const mcp_json *params,
         return 0;
     const mcp_json *responses = mcp_json_get(params, "inputResponses");
     if (responses && mcp_json_typeof(responses) != MCP_JSON_OBJECT) {
-        send_simple_error(c, id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"inputResponses\" must be an object");
+        mcp__conn_send_error(c, id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"inputResponses\" must be an object");
         return 1;
     }
     a->responses = responses;
@@ -551,7 +539,7 @@ int mcp__ask_begin_ex(mcp_conn *c, const mcp_rpc_id *id, const mcp_json *params,
         const char *s = mcp_json_str(state, &sl);
         mcp_status st = s ? mcp__ask_verify_state(c->srv, a, s, sl, bound, args) : MCP_ERR_INVALID;
         if (st) {
-            send_simple_error(c, id, st == MCP_ERR_NOMEM ? MCP_RPC_INTERNAL_ERROR : MCP_RPC_INVALID_PARAMS,
+            mcp__conn_send_error(c, id, st == MCP_ERR_NOMEM ? MCP_RPC_INTERNAL_ERROR : MCP_RPC_INVALID_PARAMS,
                               st == MCP_ERR_NOMEM ? "Internal error: out of memory"
                                                   : "Invalid params: requestState integrity check failed");
             return 1;
@@ -606,7 +594,7 @@ int mcp__ask_finish(mcp_conn *c, const mcp_rpc_id *id, mcp__asker *a, mcp_status
         if (mcp_jw_finish(&w) == MCP_OK && mcp_jw_status(&a->pw) == MCP_OK)
             mcp__conn_send_to(c, &b, id, 1);
         else
-            send_simple_error(c, id, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the input request");
+            mcp__conn_send_error(c, id, MCP_RPC_INTERNAL_ERROR, "Internal error: could not encode the input request");
         mcp_buf_cleanup(&b);
         return 1;
     }
@@ -616,7 +604,7 @@ int mcp__ask_finish(mcp_conn *c, const mcp_rpc_id *id, mcp__asker *a, mcp_status
         if (!a->modern) {
             char legacy[240];
             snprintf(legacy, sizeof legacy, "Internal error: %s, which it did not declare", msg);
-            send_simple_error(c, id, MCP_RPC_INTERNAL_ERROR, legacy);
+            mcp__conn_send_error(c, id, MCP_RPC_INTERNAL_ERROR, legacy);
             return 1;
         }
         mcp_buf b;
@@ -642,7 +630,7 @@ int mcp__ask_finish(mcp_conn *c, const mcp_rpc_id *id, mcp__asker *a, mcp_status
     if (st == MCP_ERR_INVALID && a->invalid_key[0]) {
         char msg[160];
         snprintf(msg, sizeof msg, "Invalid params: inputResponses.%s must be an object", a->invalid_key);
-        send_simple_error(c, id, MCP_RPC_INVALID_PARAMS, msg);
+        mcp__conn_send_error(c, id, MCP_RPC_INVALID_PARAMS, msg);
         return 1;
     }
     return 0;

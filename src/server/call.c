@@ -492,18 +492,6 @@ void mcp__call_report_forbidden(mcp_server *srv, const mcp_rpc_msg *m, const mcp
     report_refused(srv, m, p, "", mcp__mono_ns(), MCP_CALL_FORBIDDEN, 0, why);
 }
 
-static void start_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
-{
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
-    mcp_rpc_write_error(&w, id, code, message, NULL);
-    if (mcp_jw_finish(&w) == MCP_OK)
-        mcp__conn_send_to(c, &b, id, 1);
-    mcp_buf_cleanup(&b);
-}
-
 /* Answers -32602 "Unknown tool: <name>" (the name cut at 200 bytes). */
 static void refuse_unknown_tool(mcp__req *r, uint64_t t0, const char *n, size_t nlen)
 {
@@ -516,7 +504,7 @@ static void refuse_unknown_tool(mcp__req *r, uint64_t t0, const char *n, size_t 
     mcp_buf_init(&q, 0);
     int ok = mcp_json_quote(&q, m.data, m.len) == MCP_OK;
     mcp_buf_cleanup(&q);
-    start_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS, ok ? m.data : "Unknown tool");
+    mcp__conn_send_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS, ok ? m.data : "Unknown tool");
     mcp_buf_cleanup(&m);
     refused(r, t0, MCP_CALL_UNKNOWN_TOOL, MCP_RPC_INVALID_PARAMS, "unknown tool");
 }
@@ -533,12 +521,14 @@ static mcp__tool *callable_tool(mcp__req *r, uint64_t t0)
     size_t nlen;
     const char *n = mcp_json_str(mcp_json_get(p, "name"), &nlen);
     if (!n) {
-        start_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: tools/call needs a string \"name\"");
+        mcp__conn_send_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS,
+                             "Invalid params: tools/call needs a string \"name\"");
         refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "tools/call needs a string \"name\"");
         return NULL;
     }
     if (args && mcp_json_typeof(args) != MCP_JSON_OBJECT) {
-        start_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"arguments\" must be an object");
+        mcp__conn_send_error(r->c, &r->msg->id, MCP_RPC_INVALID_PARAMS,
+                             "Invalid params: \"arguments\" must be an object");
         refused(r, t0, MCP_CALL_MALFORMED, MCP_RPC_INVALID_PARAMS, "\"arguments\" must be an object");
         return NULL;
     }
@@ -597,7 +587,7 @@ static mcp_call *call_new(mcp__req *r, mcp__tool *t, uint64_t t0)
     mcp_call *call = mcp__calloc(1, sizeof *call);
     if (!call) {
         mcp__tool_release(t);
-        start_error(r->c, &r->msg->id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        mcp__conn_send_error(r->c, &r->msg->id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         refused(r, t0, MCP_CALL_FAILED, MCP_RPC_INTERNAL_ERROR, "out of memory");
         return NULL;
     }
@@ -670,7 +660,7 @@ static int call_register(mcp__req *r, mcp_call *call, uint64_t t0)
     if (!refuse)
         return 1;
     if (refuse_code)
-        start_error(c, &msg->id, refuse_code, refuse);
+        mcp__conn_send_error(c, &msg->id, refuse_code, refuse);
     mcp_buf_cleanup(&call->content);
     mcp__ask_cleanup(&call->ask);
     mcp__tool_release(call->tool);

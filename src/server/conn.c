@@ -150,7 +150,7 @@ static void send_frame(mcp_conn *c, mcp_jw *w, mcp_buf *b)
         mcp__conn_send(c, b);
 }
 
-static void send_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
+void mcp__conn_send_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
 {
     mcp_buf b;
     mcp_buf_init(&b, 0);
@@ -199,7 +199,7 @@ void mcp__result_end(mcp__req *r)
 
 void mcp__reply_error(mcp__req *r, int code, const char *message)
 {
-    send_error(r->c, &r->msg->id, code, message);
+    mcp__conn_send_error(r->c, &r->msg->id, code, message);
 }
 
 /*
@@ -211,7 +211,7 @@ void mcp__reply_forbidden(mcp__req *r, const char *scopes)
 {
     char text[300];
     snprintf(text, sizeof text, "Forbidden: insufficient scope (needs \"%.200s\")", scopes ? scopes : "");
-    send_error(r->c, &r->msg->id, MCP_RPC_INVALID_REQUEST, text);
+    mcp__conn_send_error(r->c, &r->msg->id, MCP_RPC_INVALID_REQUEST, text);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -520,7 +520,7 @@ static void method_not_found(mcp_conn *c, const mcp_rpc_msg *m)
 {
     char text[200];
     snprintf(text, sizeof text, "Method not found: %.120s", m->method);
-    send_error(c, &m->id, MCP_RPC_METHOD_NOT_FOUND, text);
+    mcp__conn_send_error(c, &m->id, MCP_RPC_METHOD_NOT_FOUND, text);
 }
 
 /*
@@ -532,12 +532,12 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
                            const mcp_principal *principal)
 {
     if (mcp_json_typeof(pv) != MCP_JSON_STRING) {
-        send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
+        mcp__conn_send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
                    "Invalid params: _meta \"" META_VERSION "\" must be a string");
         return;
     }
     if (mcp_json_typeof(mcp_json_get(meta, META_CAPS)) != MCP_JSON_OBJECT) {
-        send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
+        mcp__conn_send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
                    "Invalid params: missing required _meta field \"" META_CAPS "\" (an object)");
         return;
     }
@@ -571,7 +571,7 @@ static void modern_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_json *meta, co
     int threshold = -1;
     const mcp_json *ll = mcp_json_get(meta, META_LOGLEVEL);
     if (ll && (threshold = level_from_json(ll)) < 0) {
-        send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
+        mcp__conn_send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
                    "Invalid params: _meta \"" META_LOGLEVEL "\" is not a log level");
         return;
     }
@@ -594,7 +594,7 @@ static void legacy_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *pri
     if (!e || !(e->flags & ERA_LEGACY)) {
         if (e && (e->flags & ERA_MODERN)) {
             /* A modern-only method without the modern _meta. */
-            send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
+            mcp__conn_send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
                        "Invalid params: missing required _meta field \"" META_VERSION "\"");
             return;
         }
@@ -606,7 +606,7 @@ static void legacy_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *pri
     const mcp_json *caps = mcp_json_doc_root(c->client_caps); /* freed only with the connection */
     pthread_mutex_unlock(&c->mu);
     if ((e->flags & NEEDS_INIT) && !version) {
-        send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
+        mcp__conn_send_error(c, &m->id, MCP_RPC_INVALID_PARAMS,
                    "Invalid params: missing required _meta field \"" META_VERSION
                    "\" (2026-07-28), or send initialize first (earlier versions)");
         return;
@@ -627,11 +627,11 @@ static void handle_request(mcp_conn *c, mcp_rpc_msg *m, const mcp_principal *pri
     const mcp_json *meta = mcp_json_get(m->params, "_meta");
     const mcp_json *pv = mcp_json_get(meta, META_VERSION);
     if (m->params && mcp_json_typeof(m->params) != MCP_JSON_OBJECT) {
-        send_error(c, &m->id, MCP_RPC_INVALID_PARAMS, "Invalid params: MCP params must be an object");
+        mcp__conn_send_error(c, &m->id, MCP_RPC_INVALID_PARAMS, "Invalid params: MCP params must be an object");
         return;
     }
     if (meta && mcp_json_typeof(meta) != MCP_JSON_OBJECT) {
-        send_error(c, &m->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"_meta\" must be an object");
+        mcp__conn_send_error(c, &m->id, MCP_RPC_INVALID_PARAMS, "Invalid params: \"_meta\" must be an object");
         return;
     }
     if (pv)

@@ -357,6 +357,9 @@ typedef struct mcp__req {
 /* Sends a frame; `related` and `final` (MCP__ROUTE_FINAL when nonzero, else
  * MCP__ROUTE_MORE) feed the router (see mcp__route_fn). */
 mcp_status mcp__conn_send_to(mcp_conn *c, const mcp_buf *frame, const mcp_rpc_id *related, int final);
+/* Answers request `id` with a JSON-RPC error (code, message; no data), its
+ * final frame. Nothing is sent when the error cannot be encoded. */
+void mcp__conn_send_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message);
 /* Handles one decoded message (the caller logged it in the transcript and
  * cleans it up afterwards; a tools/call takes it over). */
 void mcp__conn_dispatch(mcp_conn *c, mcp_rpc_msg *m);
