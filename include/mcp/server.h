@@ -490,9 +490,11 @@ MCP_API mcp_status mcp_call_error(mcp_call *call, const char *fmt, ...)
     ;
 
 /**
- * 1 when the client cancelled the call, its time limit passed, or the
- * connection is closing: the handler should stop soon (its result will be
- * discarded). Cheap; call it often in long loops.
+ * 1 when the client cancelled the call, its time limit passed, the
+ * connection is closing, or a notification about the call found its
+ * stream gone for good (the client left, or stopped reading and the
+ * transport closed the stream at its byte limit): the handler should stop
+ * soon (its result will be discarded). Cheap; call it often in long loops.
  * Thread-safety: safe from any thread.
  */
 MCP_API int mcp_call_is_cancelled(const mcp_call *call);
@@ -505,7 +507,9 @@ MCP_API int mcp_call_is_cancelled(const mcp_call *call);
  * @param total    negative when unknown.
  * @param message  optional text, or NULL.
  * @return MCP_OK, MCP_ERR_INVALID_ARG (progress did not increase, or NaN),
- *         MCP_ERR_CANCELLED (the call is cancelled), MCP_ERR_NOMEM.
+ *         MCP_ERR_CANCELLED (the call is cancelled, or is now because the
+ *         notification's stream is gone: see mcp_call_is_cancelled),
+ *         MCP_ERR_NOMEM.
  * Thread-safety: safe from any thread.
  */
 MCP_API mcp_status mcp_call_progress(mcp_call *call, double progress, double total,
@@ -518,7 +522,9 @@ MCP_API mcp_status mcp_call_progress(mcp_call *call, double progress, double tot
  * `io.modelcontextprotocol/logLevel` (none without it).
  *
  * @param logger optional logger name, or NULL.
- * @return MCP_OK (also when filtered out), MCP_ERR_INVALID_ARG, MCP_ERR_NOMEM.
+ * @return MCP_OK (also when filtered out), MCP_ERR_INVALID_ARG, MCP_ERR_NOMEM,
+ *         MCP_ERR_CANCELLED (the line's stream is gone; the call is now
+ *         cancelled, see mcp_call_is_cancelled).
  * Thread-safety: safe from any thread.
  */
 MCP_API mcp_status mcp_call_log(mcp_call *call, mcp_log_level level, const char *logger,

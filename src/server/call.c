@@ -593,6 +593,7 @@ static mcp_call *call_new(mcp__req *r, mcp__tool *t, uint64_t t0)
     }
     call->start_ns = t0;
     call->job.run = run_job;
+    call->job.flow = r->c->flow;
     call->tool = t;
     call->conn = r->c;
     call->version = r->version;
@@ -1008,12 +1009,24 @@ int mcp_call_is_cancelled(const mcp_call *call)
     return call && atomic_load(&((mcp_call *)call)->cancelled);
 }
 
+/*
+ * Sends a notification about the call. When its stream is gone for good
+ * (MCP_ERR_CLOSED: the client left, or stopped reading and the transport
+ * closed the stream at its byte limit), the answer can never arrive, so
+ * the call is cancelled now rather than when the transport gets round to
+ * closing the connection: a handler that keeps producing would hold its
+ * worker for nothing (or, blocked on a client that does not read, forever).
+ */
 static mcp_status notify(mcp_call *call, mcp_jw *w, mcp_buf *b)
 {
     mcp_status st = mcp_jw_finish(w);
     if (!st && !atomic_load(&call->finished))
         st = mcp__conn_send_to(call->conn, b, &call->msg.id, 0);
     mcp_buf_cleanup(b);
+    if (st == MCP_ERR_CLOSED) {
+        atomic_store(&call->cancelled, 1);
+        st = MCP_ERR_CANCELLED;
+    }
     return st;
 }
 

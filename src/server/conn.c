@@ -1218,6 +1218,12 @@ void mcp__conn_destroy(mcp_conn *c)
         listen_free(l);
     }
     mcp_json_doc_free(c->client_caps);
+    /* A worker drops its reference under c->mu (mcp__conn_work_done); when
+     * that was not the last one, it may still be inside the unlock while
+     * the last goes here on another thread. Taking the lock once orders the
+     * destruction after that unlock. */
+    pthread_mutex_lock(&c->mu);
+    pthread_mutex_unlock(&c->mu);
     pthread_mutex_destroy(&c->send_mu);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
@@ -1290,6 +1296,11 @@ mcp_status mcp__conn_assume_version(mcp_conn *c, const char *version, size_t len
     c->version = v;
     pthread_mutex_unlock(&c->mu);
     return MCP_OK;
+}
+
+void mcp__conn_set_flow(mcp_conn *c, uint64_t flow)
+{
+    c->flow = flow;
 }
 
 void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud)

@@ -91,6 +91,7 @@ void mcp__req_defer(mcp__req *r, mcp__deferred_fn fn, mcp__entry *e)
         return;
     }
     d->job.run = deferred_run;
+    d->job.flow = c->flow;
     d->c = c;
     d->version = r->version;
     d->modern = r->modern;

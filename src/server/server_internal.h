@@ -192,6 +192,7 @@ struct mcp_conn {
     mcp__ask *asks;             /* legacy server-to-client requests awaiting answers */
     int64_t next_ask_id;        /* id of the next one */
     mcp__route_fn route;        /* per-request routing (HTTP), or NULL */
+    uint64_t flow;              /* the pool flow of its calls (mcp__conn_set_flow), 0 by default */
     void *route_ud;             /* its user data */
     char task_id[33];           /* the task this private connection runs (task.c), or "" */
     int task_watches;           /* a listen stream of this connection followed tasks (task.c; under mu) */
@@ -372,6 +373,11 @@ void mcp__reply_forbidden(mcp__req *r, const char *scopes);
 void mcp__conn_close_stream(mcp_conn *c, const mcp_rpc_id *related);
 /* Installs per-request routing (HTTP). */
 void mcp__conn_set_route(mcp_conn *c, mcp__route_fn route, void *ud);
+/* Names the client the connection's work runs for (a key the transport
+ * derives from the client's address or principal; 0, the default, for
+ * none): the worker pool takes turns between such flows (util/pool.h).
+ * Set before the first dispatch; not changed afterwards. */
+void mcp__conn_set_flow(mcp_conn *c, uint64_t flow);
 /* Marks a fresh connection initialized at a legacy version, without an
  * initialize exchange (sessionless HTTP). MCP_ERR_INVALID_ARG when the
  * version is not a legacy one libmcp speaks. */

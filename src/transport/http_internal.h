@@ -49,6 +49,9 @@ int mcp__quota_take(mcp__quota *q, const char *key, unsigned limit);
 void mcp__quota_give(mcp__quota *q, const char *key);
 unsigned mcp__quota_count(mcp__quota *q, const char *key);
 size_t mcp__quota_entries(mcp__quota *q); /* keys held now */
+/* The table's seeded 64-bit hash of a key (never 0): the same for the same
+ * key within one table, not predictable by a client. Thread-safe. */
+uint64_t mcp__quota_hash(const mcp__quota *q, const char *key);
 /* The address to bind for libmicrohttpd: an IPv4 or IPv6 literal, or
  * "localhost" (IPv4 loopback); IPv6 adds MHD_USE_IPv6 to *flags.
  * MCP_ERR_INVALID_ARG for anything else. */

@@ -56,15 +56,25 @@ void mcp__quota_free(mcp__quota *q)
 }
 
 /* FNV-1a over the seed and the key. */
-static unsigned bucket_of(const mcp__quota *q, const char *key, size_t len)
+static uint64_t hash_of(const mcp__quota *q, const char *key, size_t len)
 {
     uint64_t h = 1469598103934665603ull ^ q->seed;
     for (size_t i = 0; i < len; i++) {
         h ^= (unsigned char)key[i];
         h *= 1099511628211ull;
     }
-    h ^= h >> 29;
-    return (unsigned)(h % QUOTA_BUCKETS);
+    return h ^ (h >> 29);
+}
+
+static unsigned bucket_of(const mcp__quota *q, const char *key, size_t len)
+{
+    return (unsigned)(hash_of(q, key, len) % QUOTA_BUCKETS);
+}
+
+uint64_t mcp__quota_hash(const mcp__quota *q, const char *key)
+{
+    uint64_t h = hash_of(q, key, strlen(key));
+    return h ? h : 1;
 }
 
 static qentry **find_locked(mcp__quota *q, const char *key, size_t len)

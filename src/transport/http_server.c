@@ -1394,7 +1394,9 @@ static mcp_status route_modern(const char *data, size_t len, const mcp_rpc_id *r
      * resumable, so closing one would lose the answer. */
     if (data && kind != MCP__ROUTE_CLOSE)
         deliver(r, data, len, kind == MCP__ROUTE_FINAL);
-    int gone = r->ended;
+    /* A stream closed over its byte budget is gone too: the call is then
+     * cancelled at once (call.c), its worker free for others. */
+    int gone = r->ended || r->overflow;
     pthread_mutex_unlock(&r->mu);
     return gone ? MCP_ERR_CLOSED : MCP_OK;
 }
@@ -1528,6 +1530,20 @@ static mcp_status route_sse_transport(const char *data, size_t len, const mcp_rp
 
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                  */
+
+/*
+ * The worker pool's flow for the work of a client (mcp__conn_set_flow): its
+ * principal key when it has one (`owner`, mcp__principal_key), else its
+ * address (client_key), hashed with the quota table's seed. The pool takes
+ * turns between flows, so one client's backlog of calls does not hold up
+ * another's (docs/http.md, "Limits").
+ */
+static uint64_t client_flow(mcp_http_server *hs, const char *owner, const char *addr)
+{
+    char key[MCP__PRINCIPAL_KEY_SIZE + 72];
+    snprintf(key, sizeof key, "%c%s", owner[0] ? 'p' : 'a', owner[0] ? owner : addr);
+    return mcp__quota_hash(hs->quota, key);
+}
 
 /*
  * Frees a session whose last reference went: often on a network thread
@@ -1678,6 +1694,7 @@ static mcp_status session_create_with(hreq *r, session **out, mcp__route_fn rout
     mcp__conn_set_route(s->conn, route, s);
     snprintf(s->addr, sizeof s->addr, "%s", r->addr);
     mcp__principal_key(r->principal, s->owner, sizeof s->owner);
+    mcp__conn_set_flow(s->conn, client_flow(hs, s->owner, s->addr));
     pthread_mutex_lock(&hs->mu);
     session *evicted = NULL;
     *why = hs->stopping ? REFUSED_SERVER : session_quota_locked(hs, s->addr, s->owner);
@@ -2291,6 +2308,9 @@ static enum MHD_Result serve_alone(hreq *r, mcp_rpc_msg *m, const char *version)
      * assuming it cannot fail. */
     if (version)
         (void)mcp__conn_assume_version(r->conn, version, strlen(version));
+    char owner[MCP__PRINCIPAL_KEY_SIZE];
+    mcp__principal_key(r->principal, owner, sizeof owner);
+    mcp__conn_set_flow(r->conn, client_flow(hs, owner, r->addr));
     mcp__conn_set_route(r->conn, route_modern, r);
     mcp__server_transcript(hs->srv, "in", r->body.data, r->body.len);
     mcp__conn_dispatch_as(r->conn, m, r->principal);

@@ -15,10 +15,29 @@
  *   - a worker that takes a job and leaves others queued wakes one sleeping
  *     peer, so a slow job never holds up the jobs behind it while a worker
  *     sleeps (the guarantee the pool exists for).
+ *
+ * Fairness between clients: the queue is one FIFO per flow, and the flows
+ * with jobs waiting form a ring that the workers go round, one job per
+ * flow per turn (round robin: the cost of a job is not known before it
+ * runs, so each counts as one). A flow already running on `cap` workers
+ * (half of them, rounded up) is passed over while another flow has jobs
+ * waiting; such a flow always exists when a worker is free, since were
+ * every waiting flow (two or more) running on `cap` workers, they would
+ * hold all of them. A client that calls one at a time has nothing queued
+ * between its calls, though, and a backlog of slow jobs from another would
+ * take the worker it just left: so a flow also stays within `cap` unless
+ * the last `alone` jobs to start (twice the workers) were all its own.
+ * The other half of the workers then waits for the other clients while
+ * they keep calling (a worker may idle meanwhile: fairness over
+ * throughput), and a lone client gets every worker after its first few
+ * jobs (the first client of the pool's life at once). A flow's record
+ * lives while it has jobs queued or running; the default flow (0) is part
+ * of the pool, so the path of a single client (stdio) allocates nothing.
  */
 #include "util/pool.h"
 #include "util/util.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -26,12 +45,33 @@
 
 /* How long an idle worker watches the queue before it sleeps. */
 #define SPIN_NS 20000u
+/* Hash buckets of the flows with jobs queued or running (a power of two). */
+#define FLOW_BUCKETS 64u
+
+/* The jobs of one client. */
+struct mcp__flow {
+    uint64_t key;          /* mcp__job.flow */
+    mcp__job *head;        /* its oldest queued job */
+    mcp__job *tail;        /* its newest queued job */
+    unsigned queued;       /* its jobs in the queue */
+    unsigned running;      /* its jobs on a worker now */
+    mcp__flow *chain;      /* next in its hash bucket */
+    mcp__flow *rprev;      /* the ring of flows with jobs queued */
+    mcp__flow *rnext;
+};
 
 struct mcp__pool {
     pthread_mutex_t mu;    /* guards everything below but `avail` */
     pthread_cond_t cv;     /* signalled when a job arrives or on stop */
-    mcp__job *head;        /* oldest queued job */
-    mcp__job *tail;        /* newest queued job */
+    mcp__flow *ring;       /* the flow whose turn is next (NULL when nothing is queued) */
+    unsigned nring;        /* flows in the ring */
+    unsigned cap;          /* workers a flow may hold while others wait: half, rounded up */
+    unsigned alone;        /* starts in a row after which a flow may hold more (2 x workers) */
+    uint64_t streak_key;   /* the flow of the last jobs to start */
+    unsigned streak;       /* how many in a row (saturating) */
+    int started;           /* some job has started */
+    mcp__flow dflt;        /* flow 0 (never freed) */
+    mcp__flow *flows[FLOW_BUCKETS]; /* the other flows, by key */
     unsigned queued;       /* jobs in the queue */
     unsigned queue_max;    /* capacity of the queue */
     int stopping;          /* no new jobs; workers exit when the queue is empty */
@@ -60,7 +100,7 @@ static uint64_t now_ns(void)
  * returns 1 when the caller must signal (after unlocking). */
 static int want_wake(mcp__pool *p)
 {
-    if (!p->head || p->spinning || p->idle <= p->waking)
+    if (!p->queued || p->spinning || p->idle <= p->waking)
         return 0;
     p->waking++;
     return 1;
@@ -81,18 +121,130 @@ static int spin_for_job(mcp__pool *p)
     }
 }
 
-static mcp__job *take_locked(mcp__pool *p)
+static mcp__flow **bucket_of(mcp__pool *p, uint64_t key)
 {
-    mcp__job *j = p->head;
-    p->head = j->next;
-    if (p->head)
-        p->head->prev = NULL;
+    key ^= key >> 29;
+    key *= 0xbf58476d1ce4e5b9ull;
+    key ^= key >> 32;
+    return &p->flows[key & (FLOW_BUCKETS - 1)];
+}
+
+/* The flow of `key`, created when missing; the default flow when there is
+ * no memory for it. Under p->mu. */
+static mcp__flow *flow_get(mcp__pool *p, uint64_t key)
+{
+    if (key == 0)
+        return &p->dflt;
+    mcp__flow **pp = bucket_of(p, key);
+    for (mcp__flow *f = *pp; f; f = f->chain)
+        if (f->key == key)
+            return f;
+    mcp__flow *f = mcp__calloc(1, sizeof *f);
+    if (!f)
+        return &p->dflt;
+    f->key = key;
+    f->chain = *pp;
+    *pp = f;
+    return f;
+}
+
+/* Frees a flow with nothing queued or running (but the default). Under p->mu. */
+static void flow_put(mcp__pool *p, mcp__flow *f)
+{
+    if (f == &p->dflt || f->queued || f->running)
+        return;
+    mcp__flow **pp = bucket_of(p, f->key);
+    while (*pp != f)
+        pp = &(*pp)->chain;
+    *pp = f->chain;
+    mcp_free(f);
+}
+
+/* Adds a flow at the end of the ring: its turn comes after the others'. */
+static void ring_add(mcp__pool *p, mcp__flow *f)
+{
+    if (!p->ring) {
+        f->rprev = f->rnext = f;
+        p->ring = f;
+    } else {
+        f->rnext = p->ring;
+        f->rprev = p->ring->rprev;
+        f->rprev->rnext = f;
+        p->ring->rprev = f;
+    }
+    p->nring++;
+}
+
+static void ring_remove(mcp__pool *p, mcp__flow *f)
+{
+    if (f->rnext == f) {
+        p->ring = NULL;
+    } else {
+        f->rprev->rnext = f->rnext;
+        f->rnext->rprev = f->rprev;
+        if (p->ring == f)
+            p->ring = f->rnext;
+    }
+    f->rprev = f->rnext = NULL;
+    p->nring--;
+}
+
+/* Takes a job out of its flow's queue (and the flow out of the ring when
+ * that was its last). Under p->mu. */
+static void unlink_locked(mcp__pool *p, mcp__job *j)
+{
+    mcp__flow *f = j->in;
+    if (j->prev)
+        j->prev->next = j->next;
     else
-        p->tail = NULL;
+        f->head = j->next;
+    if (j->next)
+        j->next->prev = j->prev;
+    else
+        f->tail = j->prev;
     j->next = j->prev = NULL;
+    j->in = NULL;
     j->queued = 0;
+    if (--f->queued == 0)
+        ring_remove(p, f);
     p->queued--;
     atomic_store_explicit(&p->avail, p->queued, memory_order_relaxed);
+}
+
+/* The next job: the oldest of the first flow in the ring that may take a
+ * worker (see the top of the file; any while stopping); that flow's turn
+ * then passes. NULL when none may. Under p->mu. */
+static mcp__job *take_locked(mcp__pool *p, mcp__flow **flow)
+{
+    mcp__flow *f = p->ring;
+    if (!f)
+        return NULL;
+    if (p->nring > 1) {
+        unsigned left = p->nring;
+        while (f->running >= p->cap && --left)
+            f = f->rnext;
+        if (!left)
+            f = p->ring; /* cannot happen (see the top of the file); stay safe */
+    } else if (f->running >= p->cap && !p->stopping && (p->streak_key != f->key || p->streak < p->alone)) {
+        return NULL; /* others called lately: the rest of the workers wait for them */
+    }
+    if (!p->started || p->streak_key != f->key) {
+        p->streak_key = f->key;
+        p->streak = p->started ? 0 : p->alone; /* the first flow to start was alone until then */
+        p->started = 1;
+    }
+    if (p->streak < UINT_MAX)
+        p->streak++;
+    mcp__job *j = f->head;
+    unlink_locked(p, j);
+    if (f->queued && p->ring == f)
+        p->ring = f->rnext; /* its turn is over: the next flow's comes */
+    else if (f->queued) {
+        ring_remove(p, f); /* passed over flows before it keep their place */
+        ring_add(p, f);
+    }
+    f->running++;
+    *flow = f;
     return j;
 }
 
@@ -112,31 +264,40 @@ static void *worker(void *arg)
     mine = p;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        if (!p->head)
+        mcp__flow *f;
+        mcp__job *j = take_locked(p, &f);
+        if (!j) {
+            /* Also when jobs wait that this worker may not take (their flow
+             * is at its cap): answers held back for them go out now. */
             run_idle_hook(p);
-        if (!p->head && !p->stopping) {
+            j = take_locked(p, &f);
+        }
+        if (!j && !p->queued && !p->stopping) {
             p->spinning++;
             pthread_mutex_unlock(&p->mu);
             spin_for_job(p);
             pthread_mutex_lock(&p->mu);
             p->spinning--;
+            j = take_locked(p, &f);
         }
-        while (!p->head && !p->stopping) {
+        while (!j && !(p->stopping && !p->queued)) {
             p->idle++;
             pthread_cond_wait(&p->cv, &p->mu);
             p->idle--;
             if (p->waking)
                 p->waking--;
+            j = take_locked(p, &f);
         }
-        if (!p->head)
+        if (!j)
             break; /* stopping and drained */
-        mcp__job *j = take_locked(p);
         int wake = want_wake(p); /* jobs left behind: a sleeping peer takes them */
         pthread_mutex_unlock(&p->mu);
         if (wake)
             pthread_cond_signal(&p->cv);
-        j->run(j);
+        j->run(j); /* may free j; f lives while it counts a running job */
         pthread_mutex_lock(&p->mu);
+        f->running--;
+        flow_put(p, f);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -173,6 +334,8 @@ mcp_status mcp__pool_new(mcp__pool **out, unsigned threads, unsigned queue_max, 
         return MCP_ERR_NOMEM;
     }
     p->queue_max = queue_max;
+    p->cap = (threads + 1) / 2;
+    p->alone = 2 * threads;
     p->on_idle = idle;
     atomic_init(&p->avail, 0);
     mcp__mutex_init_hot(&p->mu);
@@ -199,13 +362,17 @@ mcp_status mcp__pool_submit(mcp__pool *p, mcp__job *job)
         pthread_mutex_unlock(&p->mu);
         return MCP_ERR_BUSY;
     }
+    mcp__flow *f = flow_get(p, job->flow);
     job->next = NULL;
-    job->prev = p->tail;
-    if (p->tail)
-        p->tail->next = job;
+    job->prev = f->tail;
+    if (f->tail)
+        f->tail->next = job;
     else
-        p->head = job;
-    p->tail = job;
+        f->head = job;
+    f->tail = job;
+    if (f->queued++ == 0)
+        ring_add(p, f);
+    job->in = f;
     job->queued = 1;
     p->queued++;
     atomic_store_explicit(&p->avail, p->queued, memory_order_relaxed);
@@ -243,18 +410,9 @@ int mcp__pool_withdraw(mcp__pool *p, mcp__job *job)
     pthread_mutex_lock(&p->mu);
     int removed = job->queued;
     if (removed) {
-        if (job->prev)
-            job->prev->next = job->next;
-        else
-            p->head = job->next;
-        if (job->next)
-            job->next->prev = job->prev;
-        else
-            p->tail = job->prev;
-        job->next = job->prev = NULL;
-        job->queued = 0;
-        p->queued--;
-        atomic_store_explicit(&p->avail, p->queued, memory_order_relaxed);
+        mcp__flow *f = job->in;
+        unlink_locked(p, job);
+        flow_put(p, f);
     }
     pthread_mutex_unlock(&p->mu);
     return removed;

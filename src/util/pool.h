@@ -1,12 +1,20 @@
 /*
- * Worker pool: N threads take jobs from one bounded FIFO queue. A job
- * still in the queue can be withdrawn (cancellation before it starts), so
- * the queue is an intrusive doubly-linked list. Internal to libmcp.
+ * Worker pool: N threads take jobs from one bounded queue. A job still in
+ * the queue can be withdrawn (cancellation before it starts), so the queue
+ * is an intrusive doubly-linked list. Jobs belong to flows (the client a
+ * job runs for, as the transport names it): each flow has its own FIFO,
+ * and the workers serve the flows that have jobs waiting in turn, one job
+ * each, so one client's backlog does not hold up another client's next
+ * job. While more than one flow has jobs waiting, a flow already running
+ * on half the workers (rounded up) waits for the others. Internal to
+ * libmcp.
  */
 #ifndef MCP_POOL_H
 #define MCP_POOL_H
 
 #include "mcp/base.h"
+
+#include <stdint.h>
 
 #include <pthread.h>
 
@@ -15,12 +23,16 @@ typedef struct mcp__job mcp__job;
 /* Runs a job on a worker thread. The job is no longer in the pool. */
 typedef void (*mcp__job_fn)(mcp__job *job);
 
+typedef struct mcp__flow mcp__flow;
+
 /* Embed this in the object a job works on. */
 struct mcp__job {
     mcp__job *prev;  /* queue links, owned by the pool while queued */
     mcp__job *next;
     mcp__job_fn run; /* what to do */
     int queued;      /* 1 while in the queue (under the pool lock) */
+    uint64_t flow;   /* the client it runs for, set before submitting: 0 for the default flow */
+    mcp__flow *in;   /* its flow's queue while queued (under the pool lock) */
 };
 
 typedef struct mcp__pool mcp__pool;
@@ -48,8 +60,11 @@ mcp_status mcp__pool_new(mcp__pool **out, unsigned threads, unsigned queue_max, 
 int mcp__pool_worker_more(void);
 
 /*
- * Queues a job. Returns MCP_ERR_BUSY at once when the queue is full, and
- * MCP_ERR_CLOSED when the pool is stopping; the job is then not queued.
+ * Queues a job behind the jobs of its flow (job->flow: any key the caller
+ * derives from the client, 0 for the default flow). Returns MCP_ERR_BUSY
+ * at once when the queue is full, and MCP_ERR_CLOSED when the pool is
+ * stopping; the job is then not queued. When no memory is left for a new
+ * flow the job joins the default flow.
  */
 mcp_status mcp__pool_submit(mcp__pool *p, mcp__job *job);
 
