@@ -316,23 +316,35 @@ static enum MHD_Result queue(struct MHD_Connection *mc, unsigned status, struct 
     return ok;
 }
 
-/* A JSON-RPC error as the whole body of an HTTP error response. */
-static enum MHD_Result reply_rpc_error(struct MHD_Connection *mc, unsigned status, const mcp_rpc_id *id, int code,
-                                       const char *message)
+/*
+ * Queues the JSON body `w` wrote into `b` as the response, with a
+ * WWW-Authenticate challenge when `www` is not NULL and a Retry-After
+ * header when retry_after is not 0; b is cleaned up. MHD_NO when the body
+ * could not be written or queued.
+ */
+static enum MHD_Result queue_json(struct MHD_Connection *mc, unsigned status, mcp_jw *w, mcp_buf *b, const char *www,
+                                  unsigned retry_after)
 {
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
-    mcp_rpc_write_error(&w, id, code, message, NULL);
-    enum MHD_Result r = MHD_NO;
-    if (mcp_jw_finish(&w) == MCP_OK)
-        r = queue(mc, status, text_response(b.data, b.len, "application/json"));
-    mcp_buf_cleanup(&b);
-    return r;
+    enum MHD_Result res = MHD_NO;
+    if (mcp_jw_finish(w) == MCP_OK) {
+        struct MHD_Response *resp = text_response(b->data, b->len, "application/json");
+        if (resp && www) {
+            MHD_add_response_header(resp, "WWW-Authenticate", www);
+            MHD_add_response_header(resp, "Access-Control-Expose-Headers", "WWW-Authenticate");
+        }
+        if (resp && retry_after) {
+            char ra[16];
+            snprintf(ra, sizeof ra, "%u", retry_after);
+            MHD_add_response_header(resp, "Retry-After", ra);
+        }
+        res = queue(mc, status, resp);
+    }
+    mcp_buf_cleanup(b);
+    return res;
 }
 
-/* The same with a Retry-After header (429, 503). */
+/* A JSON-RPC error as the whole body of an HTTP error response, with a Retry-After header unless retry_after
+ * is 0 (429, 503). */
 static enum MHD_Result reply_rpc_retry(struct MHD_Connection *mc, unsigned status, const mcp_rpc_id *id, int code,
                                        const char *message, unsigned retry_after)
 {
@@ -341,18 +353,14 @@ static enum MHD_Result reply_rpc_retry(struct MHD_Connection *mc, unsigned statu
     mcp_jw w;
     mcp_jw_init(&w, &b);
     mcp_rpc_write_error(&w, id, code, message, NULL);
-    enum MHD_Result res = MHD_NO;
-    if (mcp_jw_finish(&w) == MCP_OK) {
-        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
-        if (resp) {
-            char ra[16];
-            snprintf(ra, sizeof ra, "%u", retry_after);
-            MHD_add_response_header(resp, "Retry-After", ra);
-        }
-        res = queue(mc, status, resp);
-    }
-    mcp_buf_cleanup(&b);
-    return res;
+    return queue_json(mc, status, &w, &b, NULL, retry_after);
+}
+
+/* The same without Retry-After. */
+static enum MHD_Result reply_rpc_error(struct MHD_Connection *mc, unsigned status, const mcp_rpc_id *id, int code,
+                                       const char *message)
+{
+    return reply_rpc_retry(mc, status, id, code, message, 0);
 }
 
 static enum MHD_Result reply_plain(struct MHD_Connection *mc, unsigned status, const char *text)
@@ -717,22 +725,7 @@ static enum MHD_Result reply_json_error(struct MHD_Connection *mc, unsigned stat
     mcp_jw_key(&w, "error_description");
     mcp_jw_string(&w, desc);
     mcp_jw_object_end(&w);
-    enum MHD_Result res = MHD_NO;
-    if (mcp_jw_finish(&w) == MCP_OK) {
-        struct MHD_Response *resp = text_response(b.data, b.len, "application/json");
-        if (resp && www) {
-            MHD_add_response_header(resp, "WWW-Authenticate", www);
-            MHD_add_response_header(resp, "Access-Control-Expose-Headers", "WWW-Authenticate");
-        }
-        if (resp && retry_after) {
-            char ra[16];
-            snprintf(ra, sizeof ra, "%u", retry_after);
-            MHD_add_response_header(resp, "Retry-After", ra);
-        }
-        res = queue(mc, status, resp);
-    }
-    mcp_buf_cleanup(&b);
-    return res;
+    return queue_json(mc, status, &w, &b, www, retry_after);
 }
 
 static enum MHD_Result reply_too_many(struct MHD_Connection *mc, unsigned wait)
