@@ -193,6 +193,60 @@ static void test_assess_case_and_sar(void)
     close_session(&s);
 }
 
+/* The connection's round trips to the database server so far (0 on SQLite). */
+static int64_t round_trips(void)
+{
+    aml_store_lock(store);
+    int64_t n = aml_store_round_trips(store);
+    aml_store_unlock(store);
+    return n;
+}
+
+/*
+ * assessCase's round trips to PostgreSQL (issue 18): each call reads its
+ * evidence rows, account ids and the banks of a fan's counterparties in a
+ * few statements, and writes its findings and their evidence in two,
+ * instead of one round trip per row. The first call prepares the statements; the
+ * others run on a warm connection, as a server's do. On SQLite: none.
+ */
+static void test_assess_round_trips(void)
+{
+    session s;
+    T_EQ_INT(open_session(&s, MCP_PROTOCOL_2025_11_25), 0);
+    char ids[9][80];
+    int n = 0;
+    aml_store_lock(store);
+    aml_st *st = aml_prepare(store, "SELECT case_id FROM cases ORDER BY case_id");
+    while (st && n < 9 && aml_step(st) == AML_ROW)
+        snprintf(ids[n++], sizeof ids[0], "%s", aml_col_text(st, 0));
+    aml_finalize(st);
+    aml_store_unlock(store);
+    T_EQ_INT(n, 9);
+    int64_t most = 0, sum = 0;
+    for (int i = 0; i < n; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "{\"caseId\":\"%s\"}", ids[i]);
+        int64_t before = round_trips();
+        mcp_json_doc *d = call(&s, "assessCase", args);
+        int64_t used = round_trips() - before;
+        T_NOT_NULL(d);
+        T_FALSE(mcp_json_bool(mcp_json_get(result(d), "isError")));
+        mcp_json_doc_free(d);
+        if (i == 0)
+            continue; /* it prepared the statements */
+        most = used > most ? used : most;
+        sum += used;
+    }
+    printf("  assessCase round trips on %s: at most %lld, mean %.1f per call (%d calls)\n",
+           aml_store_backend(store) == AML_BACKEND_PG ? "PostgreSQL" : "SQLite", (long long)most,
+           (double)sum / (n - 1), n - 1);
+    close_session(&s);
+    if (aml_store_backend(store) == AML_BACKEND_PG)
+        T_TRUE(most > 0 && most <= 40);
+    else
+        T_EQ_INT(most, 0);
+}
+
 static void test_list_cases_pagination(void)
 {
     session s;
@@ -391,7 +445,8 @@ int main(void)
     static const t_case cases[] = {
         TEST(test_founding_pair_2025_11_25), TEST(test_founding_pair_2025_06_18), TEST(test_unknown_and_no_match),
         TEST(test_assess_case_and_sar),      TEST(test_list_cases_pagination),    TEST(test_resources_and_prompt),
-        TEST(test_hostile_input),            TEST(test_audit_every_call),         TEST(test_audit_names_trace)};
+        TEST(test_hostile_input),            TEST(test_audit_every_call),         TEST(test_audit_names_trace),
+        TEST(test_assess_round_trips)};
     mcp_set_allocator(&a);
     if (setup()) {
         printf("test_aml_mcp: 0 passed, 1 failed\n");

@@ -423,6 +423,65 @@ static void test_store_open(void)
     T_TRUE(strstr(err.msg, "cannot connect") != NULL);
 }
 
+/* Arrays bound as text come back element for element; an account map reads many accounts in one statement. */
+static void test_store_arrays(void)
+{
+    char uri[512];
+    aml_store *s = store_fresh(uri, sizeof uri);
+    T_NOT_NULL(s);
+    if (!s)
+        return;
+    static const char *const texts[] = {"plain", "", "a \"quoted\" word", "back\\slash\\", "{braces},commas",
+                                        NULL, "NULL", "caf\xc3\xa9 \xe2\x82\xac"};
+    static const char unnest_text[] = "SELECT x, x IS NULL FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS a(x, k) "
+                                      "ORDER BY k";
+    aml_st *st = aml_stmt(s, unnest_text);
+    T_EQ_INT(aml_bind_text_array(st, 1, texts, 8), 0);
+    for (int k = 0; k < 8; k++) {
+        T_EQ_INT(aml_step(st), AML_ROW);
+        T_EQ_INT(aml_col_int(st, 1), texts[k] == NULL);
+        T_EQ_STR(aml_col_text(st, 0), texts[k] ? texts[k] : "");
+    }
+    T_EQ_INT(aml_step(st), AML_DONE);
+    static const int64_t nums[] = {INT64_MIN, -1, 0, 42, INT64_MAX};
+    static const char unnest_int[] = "SELECT sum(CAST(x AS numeric)), count(*), max(x) FROM "
+                                     "unnest(CAST(? AS bigint[])) AS a(x)";
+    st = aml_stmt(s, unnest_int);
+    T_EQ_INT(aml_bind_int_array(st, 1, nums, 5), 0);
+    T_EQ_INT(aml_step(st), AML_ROW);
+    T_EQ_STR(aml_col_text(st, 0), "40");
+    T_EQ_INT(aml_col_int(st, 1), 5);
+    T_EQ_INT(aml_col_int(st, 2), INT64_MAX);
+    aml_reset(st);
+    aml_err err = {{0}};
+    T_EQ_INT(aml_exec(s, "INSERT INTO accounts(acct_no, account_id, bank_id, is_internal) VALUES "
+                         "(7, 'ACC-7', 'BANK-A', 1), (9, 'ACC-9', NULL, 0)", &err), 0);
+    aml_acct_map m;
+    const int64_t want[] = {9, 7, 8, 7};
+    for (int col = AML_ACCT_ID; col <= AML_ACCT_BANK; col++) { /* the statements are prepared at their first use */
+        aml_acct_map_init(&m, s, col);
+        T_EQ_INT(aml_acct_map_load(&m, want, 1), 0);
+        T_NOT_NULL(aml_acct_map_get(&m, 7));
+        aml_acct_map_cleanup(&m);
+    }
+    aml_acct_map_init(&m, s, AML_ACCT_BANK);
+    int64_t before = aml_store_round_trips(s);
+    T_EQ_INT(aml_acct_map_load(&m, want, 4), 0);
+    T_EQ_INT(aml_store_round_trips(s) - before, 1);
+    T_EQ_STR(aml_acct_map_get(&m, 7), "BANK-A");
+    T_TRUE(aml_acct_map_get(&m, 9) == NULL); /* NULL bank */
+    T_TRUE(aml_acct_map_get(&m, 8) == NULL); /* no such account */
+    T_EQ_INT(aml_store_round_trips(s) - before, 1);
+    aml_acct_map_cleanup(&m);
+    aml_acct_map_init(&m, s, AML_ACCT_ID);
+    T_EQ_STR(aml_acct_map_get(&m, 9), "ACC-9"); /* not loaded ahead: read when asked */
+    T_EQ_INT(aml_store_round_trips(s) - before, 2);
+    T_EQ_STR(aml_acct_map_get(&m, 9), "ACC-9");
+    T_EQ_INT(aml_store_round_trips(s) - before, 2);
+    aml_acct_map_cleanup(&m);
+    aml_store_close(s);
+}
+
 static void test_store_copy_stream(void)
 {
     char uri[512];
@@ -539,4 +598,4 @@ static void test_environment(void)
 TEST_MAIN(TEST(test_environment), TEST(test_translate), TEST(test_redact), TEST(test_password_refused),
           TEST(test_schema), TEST(test_stranger), TEST(test_concurrent_open), TEST(test_round_trip),
           TEST(test_transactions), TEST(test_stream_and_copy), TEST(test_reconnect), TEST(test_store_open),
-          TEST(test_store_copy_stream), TEST(test_audit_two_writers))
+          TEST(test_store_copy_stream), TEST(test_store_arrays), TEST(test_audit_two_writers))

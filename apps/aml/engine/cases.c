@@ -218,13 +218,12 @@ void aml_subjects_write(aml_store *s, mcp_jw *w, const aml_case *c)
     mcp_jw_array_end(w);
 }
 
-static void accounts_write(aml_store *s, mcp_jw *w, const aml_case *c)
+static void accounts_write(aml_acct_map *ids, mcp_jw *w, const aml_case *c)
 {
     mcp_jw_array_begin(w);
     for (size_t i = 0; i < c->naccts; i++) {
-        char id[128];
-        aml_account_id(s, c->accts[i], id, sizeof id);
-        mcp_jw_string(w, id);
+        const char *id = aml_acct_map_get(ids, c->accts[i]);
+        mcp_jw_string(w, id ? id : "");
     }
     mcp_jw_array_end(w);
 }
@@ -340,8 +339,12 @@ void aml_case_write(aml_store *s, mcp_jw *w, const aml_case *c)
     mcp_jw_string(w, c->opened_at);
     opt_string(w, "detectionDate", c->detection_date);
     window_write(w, c->from, c->to);
+    aml_acct_map ids;
+    aml_acct_map_init(&ids, s, AML_ACCT_ID);
+    aml_acct_map_load(&ids, c->accts, c->naccts);
     mcp_jw_key(w, "focusAccounts");
-    accounts_write(s, w, c);
+    accounts_write(&ids, w, c);
+    aml_acct_map_cleanup(&ids);
     mcp_jw_key(w, "subjects");
     aml_subjects_write(s, w, c);
     case_risk_write(s, w, c);
@@ -467,6 +470,8 @@ static void recommendation_write(mcp_jw *w, const aml_case *c, const aml_recomme
 void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_assessment *a, const char *kind,
                           const aml_recommendation *r)
 {
+    aml_asm_rows rows;
+    aml_asm_rows_load(s, &rows, a, c->accts, c->naccts);
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "assessmentId");
     mcp_jw_string(w, a->assessment_id);
@@ -484,7 +489,7 @@ void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_
     mcp_jw_key(w, "subjects");
     aml_subjects_write(s, w, c);
     mcp_jw_key(w, "focusAccounts");
-    accounts_write(s, w, c);
+    accounts_write(&rows.ids, w, c);
     engine_write(w, a);
     summary_write(w, a);
     matched_write(w, a);
@@ -494,8 +499,9 @@ void aml_assessment_write(aml_store *s, mcp_jw *w, const aml_case *c, const aml_
     mcp_jw_array_begin(w);
     for (int t = 0; t < AML_NTYP; t++)
         if (a->mask & (1u << t))
-            aml_finding_write(s, w, a, t);
+            aml_finding_write(s, &rows, w, a, t);
     mcp_jw_array_end(w);
+    aml_asm_rows_cleanup(&rows);
     mcp_jw_key(w, "caveats");
     mcp_jw_array_begin(w);
     mcp_jw_string(w, "Rule matches are indicators for human review, not determinations of illegality (FFIEC BSA/AML "
@@ -541,6 +547,100 @@ static int insert_assessment(aml_store *s, const aml_case *c, const aml_assessme
         return -1;
     *inserted = aml_changes(s) == 1;
     return 0;
+}
+
+/* The parameters a finding of typology t was assessed with, as JSON (malloc), or NULL out of memory. */
+static char *finding_params(const aml_assessment *a, int t)
+{
+    mcp_buf pb;
+    mcp_jw pw;
+    mcp_buf_init(&pb, 0);
+    mcp_jw_init(&pw, &pb);
+    aml_params_write(&pw, &a->params, t);
+    char *out = pb.data ? aml_strndup(pb.data, pb.len) : aml_strdup("{}");
+    mcp_buf_cleanup(&pb);
+    return out;
+}
+
+/*
+ * The findings of an assessment and their evidence on PostgreSQL: two statements over arrays (two round
+ * trips instead of one per finding and one per evidence row). Rows go in the order of the row loop
+ * (insert_finding), so a repeated transaction keeps its first ordinal and role as there.
+ */
+static int insert_findings_pg(aml_store *s, const aml_assessment *a, aml_err *err)
+{
+    const char *typ[AML_NTYP], *status[AML_NTYP], *expl[AML_NTYP], *metrics[AML_NTYP];
+    char *params[AML_NTYP] = {0};
+    int64_t score[AML_NTYP];
+    size_t nf = 0, nev = 0;
+    int rc = 0;
+    for (int t = 0; t < AML_NTYP; t++) {
+        if (!(a->mask & (1u << t)))
+            continue;
+        const aml_finding *f = &a->f[t];
+        typ[nf] = aml_catalog()[t].id;
+        status[nf] = aml_status_name(f->status);
+        score[nf] = f->score;
+        expl[nf] = f->explanation ? f->explanation : "";
+        metrics[nf] = f->metrics_json ? f->metrics_json : "{}";
+        if (!(params[nf] = finding_params(a, t)))
+            rc = -1;
+        nf++;
+        nev += f->nev;
+    }
+    const char **evt = malloc((nev ? nev : 1) * sizeof *evt);
+    int64_t *evn = malloc((nev ? nev : 1) * 3 * sizeof *evn);
+    if (rc || !evt || !evn) {
+        rc = aml_errf(err, "out of memory");
+        goto done;
+    }
+    size_t k = 0;
+    for (int t = 0; t < AML_NTYP; t++)
+        for (size_t i = 0; (a->mask & (1u << t)) && i < a->f[t].nev; i++, k++) {
+            evt[k] = aml_catalog()[t].id;
+            evn[k] = a->f[t].ev[i].no;
+            evn[nev + k] = (int64_t)i;
+            evn[2 * nev + k] = a->f[t].ev[i].role == AML_ROLE_TRIGGER ? 0 : 1;
+        }
+    aml_st *st = aml_stmt(s, "INSERT INTO assessment_findings(assessment_id, typology_id, status, score, explanation, "
+                             "metrics_json, params_json) SELECT ?1, x.t, x.st, x.sc, x.ex, x.m, x.p FROM "
+                             "unnest(CAST(?2 AS text[]), CAST(?3 AS text[]), CAST(?4 AS bigint[]), CAST(?5 AS text[]), "
+                             "CAST(?6 AS text[]), CAST(?7 AS text[])) WITH ORDINALITY AS x(t, st, sc, ex, m, p, k) "
+                             "ORDER BY x.k ON CONFLICT DO NOTHING");
+    if (!st) {
+        rc = aml_errf(err, "%s", aml_errmsg(s));
+        goto done;
+    }
+    aml_bind_text(st, 1, a->assessment_id);
+    if (aml_bind_text_array(st, 2, typ, nf) || aml_bind_text_array(st, 3, status, nf) ||
+        aml_bind_int_array(st, 4, score, nf) || aml_bind_text_array(st, 5, expl, nf) ||
+        aml_bind_text_array(st, 6, metrics, nf) || aml_bind_text_array(st, 7, (const char *const *)params, nf)) {
+        rc = aml_errf(err, "out of memory");
+        goto done;
+    }
+    if ((rc = aml_step_done(s, st, err)) != 0 || !nev)
+        goto done;
+    st = aml_stmt(s, "INSERT INTO finding_evidence(assessment_id, typology_id, txn_no, ordinal, role) "
+                     "SELECT ?1, x.t, x.no, x.ord, CASE WHEN x.r = 0 THEN 'trigger' ELSE 'context' END FROM "
+                     "unnest(CAST(?2 AS text[]), CAST(?3 AS bigint[]), CAST(?4 AS bigint[]), CAST(?5 AS bigint[])) "
+                     "WITH ORDINALITY AS x(t, no, ord, r, k) ORDER BY x.k ON CONFLICT DO NOTHING");
+    if (!st) {
+        rc = aml_errf(err, "%s", aml_errmsg(s));
+        goto done;
+    }
+    aml_bind_text(st, 1, a->assessment_id);
+    if (aml_bind_text_array(st, 2, evt, nev) || aml_bind_int_array(st, 3, evn, nev) ||
+        aml_bind_int_array(st, 4, evn + nev, nev) || aml_bind_int_array(st, 5, evn + 2 * nev, nev)) {
+        rc = aml_errf(err, "out of memory");
+        goto done;
+    }
+    rc = aml_step_done(s, st, err);
+done:
+    for (size_t i = 0; i < nf; i++)
+        free(params[i]);
+    free(evt);
+    free(evn);
+    return rc ? -1 : 0;
 }
 
 /* One finding of an assessment, with its parameters and evidence. */
@@ -628,7 +728,9 @@ int aml_assessment_store(aml_store *s, const aml_case *c, const aml_assessment *
         return -1;
     int inserted = 0;
     int rc = insert_assessment(s, c, a, kind, requested_json, actor, result_json, &inserted, err);
-    for (int t = 0; !rc && inserted && t < AML_NTYP; t++)
+    if (!rc && inserted && aml_store_backend(s) == AML_BACKEND_PG)
+        rc = insert_findings_pg(s, a, err);
+    for (int t = 0; !rc && inserted && aml_store_backend(s) != AML_BACKEND_PG && t < AML_NTYP; t++)
         if (a->mask & (1u << t))
             rc = insert_finding(s, a, t, err);
     if (!rc && strcmp(kind, "case") == 0 && a->mask == AML_ALL_TYPOLOGIES)

@@ -208,6 +208,7 @@ static void eng_free(eng *e)
     }
     free(e->gnodes);
     imap_free(&e->gidx);
+    eng_ahead_free(e);
     if (!e->shared) {
         imap_free(&e->listed);
         free(e->jl);

@@ -131,17 +131,56 @@ const char *aml_status_name(int status);
 /** Risk level of a case score: < 40 low, 40-69 medium, >= 70 high. */
 const char *aml_risk_level(int score);
 
+/* One evidence transaction as the JSON shows it (aml_evidence_write). */
+typedef struct aml_ev_row {
+    int64_t txn_no;       /* the key */
+    int64_t booked_at;    /* seconds */
+    int64_t amount_minor; /* in its currency */
+    int64_t usd_minor;    /* amount_base_minor */
+    int64_t from_acct;    /* 0 when none */
+    int64_t to_acct;      /* 0 when none */
+    const char *txt[7];   /* txn_ref, currency, channel, from and to account ids, location_id, time_precision:
+                           * each NULL when NULL; they point into mem */
+    char *mem;            /* the texts (malloc), or NULL when they belong to a statement */
+} aml_ev_row;
+
+/*
+ * What writing an assessment reads besides the assessment (its evidence
+ * transactions with their accounts' ids, and the ids of the focus
+ * accounts), read for the whole assessment at once: on PostgreSQL one
+ * statement each instead of one round trip per evidence transaction and
+ * per finding. On SQLite (no round trips) nothing is read ahead, and each
+ * row is read when written, as before. Lives for one write; owned by its
+ * caller.
+ */
+typedef struct aml_asm_rows {
+    aml_acct_map ids; /* account ids (AML_ACCT_ID) */
+    aml_ev_row *ev;   /* evidence rows, ascending by txn_no (malloc), or NULL */
+    size_t nev;       /* rows in ev */
+} aml_asm_rows;
+
+/**
+ * Reads ahead the rows of assessment a and of the focus accounts accts[0,
+ * n) (PostgreSQL; on SQLite only initialises). A failure is not an error
+ * of the write: rows not read ahead are read when written. Always call
+ * aml_asm_rows_cleanup after.
+ */
+void aml_asm_rows_load(aml_store *s, aml_asm_rows *r, const aml_assessment *a, const int64_t *accts, size_t n);
+/** Frees what aml_asm_rows_load read. */
+void aml_asm_rows_cleanup(aml_asm_rows *r);
+
 /**
  * Writes one evidence transaction object (txnId, role, bookedAt, amount,
  * currency, amountUsdMinor, channel, direction relative to `focus`,
- * accountId, counterpartyAccountId, locationId). @return 0, -1 if gone.
+ * accountId, counterpartyAccountId, locationId), from `rows` when they hold
+ * it (may be NULL), else read now. @return 0, -1 if gone.
  */
-int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_t focus);
+int aml_evidence_write(aml_store *s, const aml_asm_rows *rows, mcp_jw *w, int64_t txn_no, int role, int64_t focus);
 
 /** Public transaction id of a txn_no: its source id, or "#<txn_no>". */
 void aml_txn_id(aml_store *s, int64_t txn_no, char *out, size_t n);
 
-/** Writes a finding object (the shape of aml-domain.md section 5). */
-void aml_finding_write(aml_store *s, mcp_jw *w, const aml_assessment *a, int typ);
+/** Writes a finding object (the shape of aml-domain.md section 5); rows as for aml_evidence_write. */
+void aml_finding_write(aml_store *s, aml_asm_rows *rows, mcp_jw *w, const aml_assessment *a, int typ);
 
 #endif /* AML_ENGINE_H */

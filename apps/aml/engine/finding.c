@@ -9,6 +9,7 @@
 #include "engine/typology.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 
 /* ---- building a finding ------------------------------------------------------- */
 
@@ -350,28 +351,145 @@ void aml_txn_id(aml_store *s, int64_t txn_no, char *out, size_t n)
         snprintf(out, n, "#%lld", (long long)txn_no);
 }
 
-int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_t focus)
+/* The evidence columns: t.txn_no first, then what aml_ev_row holds (texts from column 6 on). */
+#define EV_COLS                                                                                                  \
+    "SELECT t.txn_no, t.booked_at, t.amount_minor, t.amount_base_minor, t.from_acct, t.to_acct, t.txn_ref, "    \
+    "t.currency, t.channel, fa.account_id, ta.account_id, t.location_id, t.time_precision FROM transactions t " \
+    "LEFT JOIN accounts fa ON fa.acct_no = t.from_acct LEFT JOIN accounts ta ON ta.acct_no = t.to_acct "
+static const char ev_one_sql[] = EV_COLS "WHERE t.txn_no = ?";
+static const char ev_many_sql[] = EV_COLS "WHERE t.txn_no = ANY(CAST(? AS bigint[])) ORDER BY t.txn_no";
+#define EV_TXT 6 /* the first text column */
+
+/*
+ * The current row of an EV_COLS statement into r. `keep`: its texts are
+ * copied (r->mem), else they point into the statement until its next step.
+ * @return 0, or -1 out of memory.
+ */
+static int ev_row_read(aml_st *st, aml_ev_row *r, int keep)
 {
-    static const char *const sql =
-        "SELECT t.txn_ref, t.booked_at, t.amount_minor, t.currency, t.amount_base_minor, t.channel, t.from_acct, "
-        "t.to_acct, fa.account_id, ta.account_id, t.location_id, t.time_precision FROM transactions t "
-        "LEFT JOIN accounts fa ON fa.acct_no = t.from_acct LEFT JOIN accounts ta ON ta.acct_no = t.to_acct "
-        "WHERE t.txn_no = ?";
-    aml_st *st = aml_stmt(s, sql);
-    if (!st)
+    size_t len = 0;
+    for (int k = 0; keep && k < 7; k++)
+        len += strlen(aml_col_text(st, EV_TXT + k)) + 1;
+    r->mem = keep ? malloc(len) : NULL;
+    if (keep && !r->mem)
         return -1;
-    aml_bind_int(st, 1, txn_no);
-    if (aml_step(st) != AML_ROW) {
-        aml_reset(st);
-        return -1;
+    char *p = r->mem;
+    r->txn_no = aml_col_int(st, 0);
+    r->booked_at = aml_col_int(st, 1);
+    r->amount_minor = aml_col_int(st, 2);
+    r->usd_minor = aml_col_int(st, 3);
+    r->from_acct = aml_col_int(st, 4);
+    r->to_acct = aml_col_int(st, 5);
+    for (int k = 0; k < 7; k++) {
+        const char *t = aml_col_null(st, EV_TXT + k) ? NULL : aml_col_text(st, EV_TXT + k);
+        r->txt[k] = t;
+        if (t && keep) {
+            size_t n = strlen(t) + 1;
+            memcpy(p, t, n);
+            r->txt[k] = p;
+            p += n;
+        }
     }
-    char id[96], when[21];
-    if (!aml_col_null(st, 0))
-        snprintf(id, sizeof id, "%s", aml_col_text(st, 0));
+    return 0;
+}
+
+static int cmp_ev_row(const void *a, const void *b)
+{
+    return cmp_i64(&((const aml_ev_row *)a)->txn_no, &((const aml_ev_row *)b)->txn_no);
+}
+
+/* The row of txn_no read ahead, or NULL. */
+static const aml_ev_row *ev_find(const aml_asm_rows *rows, int64_t txn_no)
+{
+    aml_ev_row key;
+    key.txn_no = txn_no;
+    return rows && rows->nev ? bsearch(&key, rows->ev, rows->nev, sizeof *rows->ev, cmp_ev_row) : NULL;
+}
+
+/* Every evidence transaction of the assessment, ascending and without repeats, into *out; how many (-1 no memory). */
+static ptrdiff_t evidence_nos(const aml_assessment *a, int64_t **out)
+{
+    size_t n = 0, k = 0;
+    for (int t = 0; t < AML_NTYP; t++)
+        if (a->mask & (1u << t))
+            n += a->f[t].nev;
+    int64_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (int t = 0; t < AML_NTYP; t++)
+        for (size_t i = 0; (a->mask & (1u << t)) && i < a->f[t].nev; i++)
+            v[k++] = a->f[t].ev[i].no;
+    qsort(v, n, sizeof *v, cmp_i64);
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || v[i] != v[k - 1])
+            v[k++] = v[i];
+    *out = v;
+    return (ptrdiff_t)k;
+}
+
+/* Reads the evidence rows of nos[0, n) in one statement (PostgreSQL). */
+static void ev_load(aml_store *s, aml_asm_rows *r, const int64_t *nos, size_t n)
+{
+    aml_st *st = n ? aml_stmt(s, ev_many_sql) : NULL;
+    if (!st || aml_bind_int_array(st, 1, nos, n))
+        return;
+    r->ev = malloc(n * sizeof *r->ev);
+    while (r->ev && r->nev < n && aml_step(st) == AML_ROW && ev_row_read(st, &r->ev[r->nev], 1) == 0)
+        r->nev++;
+    aml_reset(st);
+}
+
+void aml_asm_rows_load(aml_store *s, aml_asm_rows *r, const aml_assessment *a, const int64_t *accts, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    aml_acct_map_init(&r->ids, s, AML_ACCT_ID);
+    if (aml_store_backend(s) != AML_BACKEND_PG)
+        return;
+    int64_t *nos;
+    ptrdiff_t k = evidence_nos(a, &nos);
+    if (k < 0)
+        return;
+    ev_load(s, r, nos, (size_t)k);
+    free(nos);
+    int64_t focus[AML_NTYP + 64];
+    size_t nf = 0;
+    for (size_t i = 0; i < n && nf < 64; i++)
+        focus[nf++] = accts[i];
+    for (int t = 0; t < AML_NTYP; t++)
+        if ((a->mask & (1u << t)) && a->f[t].focus_acct)
+            focus[nf++] = a->f[t].focus_acct;
+    aml_acct_map_load(&r->ids, focus, nf);
+}
+
+void aml_asm_rows_cleanup(aml_asm_rows *r)
+{
+    for (size_t i = 0; i < r->nev; i++)
+        free(r->ev[i].mem);
+    free(r->ev);
+    r->ev = NULL;
+    r->nev = 0;
+    aml_acct_map_cleanup(&r->ids);
+}
+
+/* A text column as a JSON string, or null. */
+static void jw_text_or_null(mcp_jw *w, const char *t)
+{
+    if (t)
+        mcp_jw_string(w, t);
     else
-        snprintf(id, sizeof id, "#%lld", (long long)txn_no);
-    aml_fmt_time(aml_col_int(st, 1), when);
-    int64_t fa = aml_col_int(st, 6), ta = aml_col_int(st, 7);
+        mcp_jw_null(w);
+}
+
+static void ev_row_write(mcp_jw *w, const aml_ev_row *r, int role, int64_t focus)
+{
+    char id[96], when[21];
+    if (r->txt[0])
+        snprintf(id, sizeof id, "%s", r->txt[0]);
+    else
+        snprintf(id, sizeof id, "#%lld", (long long)r->txn_no);
+    aml_fmt_time(r->booked_at, when);
+    int64_t fa = r->from_acct, ta = r->to_acct;
     mcp_jw_object_begin(w);
     mcp_jw_key(w, "txnId");
     mcp_jw_string(w, id);
@@ -380,29 +498,48 @@ int aml_evidence_write(aml_store *s, mcp_jw *w, int64_t txn_no, int role, int64_
     mcp_jw_key(w, "bookedAt");
     mcp_jw_string(w, when);
     mcp_jw_key(w, "timePrecision");
-    mcp_jw_string(w, aml_col_text(st, 11));
+    mcp_jw_string(w, r->txt[6] ? r->txt[6] : "");
     mcp_jw_key(w, "amountMinor");
-    mcp_jw_int(w, aml_col_int(st, 2));
+    mcp_jw_int(w, r->amount_minor);
     mcp_jw_key(w, "currency");
-    mcp_jw_string(w, aml_col_text(st, 3));
+    mcp_jw_string(w, r->txt[1] ? r->txt[1] : "");
     mcp_jw_key(w, "amountUsdMinor");
-    mcp_jw_int(w, aml_col_int(st, 4));
+    mcp_jw_int(w, r->usd_minor);
     mcp_jw_key(w, "channel");
-    mcp_jw_string(w, aml_col_text(st, 5));
+    mcp_jw_string(w, r->txt[2] ? r->txt[2] : "");
     mcp_jw_key(w, "direction");
     mcp_jw_string(w, ta == focus && fa != focus ? "in" : fa == focus && ta != focus ? "out" : "related");
     mcp_jw_key(w, "fromAccountId");
-    aml_jw_col_text(w, st, 8);
+    jw_text_or_null(w, r->txt[3]);
     mcp_jw_key(w, "toAccountId");
-    aml_jw_col_text(w, st, 9);
+    jw_text_or_null(w, r->txt[4]);
     mcp_jw_key(w, "locationId");
-    aml_jw_col_text(w, st, 10);
+    jw_text_or_null(w, r->txt[5]);
     mcp_jw_object_end(w);
+}
+
+int aml_evidence_write(aml_store *s, const aml_asm_rows *rows, mcp_jw *w, int64_t txn_no, int role, int64_t focus)
+{
+    const aml_ev_row *kept = ev_find(rows, txn_no);
+    if (kept) {
+        ev_row_write(w, kept, role, focus);
+        return 0;
+    }
+    aml_st *st = aml_stmt(s, ev_one_sql);
+    if (!st)
+        return -1;
+    aml_bind_int(st, 1, txn_no);
+    aml_ev_row r;
+    if (aml_step(st) != AML_ROW || ev_row_read(st, &r, 0)) {
+        aml_reset(st);
+        return -1;
+    }
+    ev_row_write(w, &r, role, focus);
     aml_reset(st);
     return 0;
 }
 
-void aml_finding_write(aml_store *s, mcp_jw *w, const aml_assessment *a, int typ)
+void aml_finding_write(aml_store *s, aml_asm_rows *rows, mcp_jw *w, const aml_assessment *a, int typ)
 {
     const aml_finding *f = &a->f[typ];
     const aml_typology_def *d = &aml_catalog()[typ];
@@ -422,10 +559,12 @@ void aml_finding_write(aml_store *s, mcp_jw *w, const aml_assessment *a, int typ
     mcp_jw_key(w, "explanation");
     mcp_jw_string(w, f->explanation ? f->explanation : "");
     if (f->focus_acct) {
-        char id[128];
-        aml_account_id(s, f->focus_acct, id, sizeof id);
+        const char *id = rows ? aml_acct_map_get(&rows->ids, f->focus_acct) : NULL;
+        char one[128];
+        if (!rows)
+            aml_account_id(s, f->focus_acct, one, sizeof one);
         mcp_jw_key(w, "accountId");
-        mcp_jw_string(w, id);
+        mcp_jw_string(w, rows ? (id ? id : "") : one);
     }
     mcp_jw_key(w, "metrics");
     mcp_jw_raw(w, f->metrics_json, strlen(f->metrics_json));
@@ -438,7 +577,7 @@ void aml_finding_write(aml_store *s, mcp_jw *w, const aml_assessment *a, int typ
     mcp_jw_key(w, "evidence");
     mcp_jw_array_begin(w);
     for (size_t i = 0; i < f->nev; i++)
-        aml_evidence_write(s, w, f->ev[i].no, f->ev[i].role, f->focus_acct);
+        aml_evidence_write(s, rows, w, f->ev[i].no, f->ev[i].role, f->focus_acct);
     mcp_jw_array_end(w);
     mcp_jw_key(w, "sarCategory");
     aml_sar_category_write(w, typ, 0);

@@ -116,26 +116,25 @@ static size_t fan_candidates(eng *e, const acct_view *v, int typ, int dir, cands
     return unjudged;
 }
 
-/* Distinct banks of the counterparties c->key[bi, end) (at most 8). */
+/* Distinct banks of the counterparties c->key[bi, end) (at most 8); on PostgreSQL read in one statement. */
 static int fan_banks(eng *e, const cands *c, size_t bi, size_t end)
 {
     int banks = 0;
     char bank_seen[8][32];
+    aml_acct_map m;
+    aml_acct_map_init(&m, e->s, AML_ACCT_BANK);
+    aml_acct_map_load(&m, c->key + bi, end > bi ? end - bi : 0);
     for (size_t k = bi; k < end && banks < 8; k++) {
-        aml_st *st = aml_stmt(e->s, "SELECT bank_id FROM accounts WHERE acct_no = ?");
-        if (!st)
-            break;
-        aml_bind_int(st, 1, c->key[k]);
-        if (aml_step(st) == AML_ROW && !aml_col_null(st, 0)) {
-            const char *bk = aml_col_text(st, 0);
-            int seen = 0;
-            for (int q = 0; q < banks; q++)
-                seen |= strcmp(bank_seen[q], bk) == 0;
-            if (!seen)
-                snprintf(bank_seen[banks++], sizeof bank_seen[0], "%s", bk);
-        }
-        aml_reset(st);
+        const char *bk = aml_acct_map_get(&m, c->key[k]);
+        if (!bk)
+            continue;
+        int seen = 0;
+        for (int q = 0; q < banks; q++)
+            seen |= strcmp(bank_seen[q], bk) == 0;
+        if (!seen)
+            snprintf(bank_seen[banks++], sizeof bank_seen[0], "%s", bk);
     }
+    aml_acct_map_cleanup(&m);
     return banks;
 }
 

@@ -30,6 +30,18 @@ typedef struct cycsearch {
 #define CYC_MAX_STEPS 200000
 #define CYC_MAX_FOUND 20
 
+/* Reads ahead the outgoing edges of the counterparties of outs[from, n) paid by `until` (a DFS's next nodes). */
+static void next_ahead(eng *e, const etx *outs, size_t from, size_t n, int64_t until, int64_t maxexp,
+                       int64_t maxedges)
+{
+    int64_t cps[128];
+    size_t k = 0;
+    for (size_t i = from; i < n && outs[i].at <= until && k < 128; i++)
+        if (outs[i].cp)
+            cps[k++] = outs[i].cp;
+    eng_neighbours_ahead(e, cps, k, DIR_OUT, maxexp, maxedges);
+}
+
 static void cyc_record(cycsearch *c, int len)
 {
     c->ncycles++;
@@ -55,6 +67,8 @@ static void cyc_dfs(cycsearch *c, int depth)
         return;
     size_t nout = g->nout;
     etx *outs = g->out; /* stable: only this node's array, not the node table */
+    if (depth + 1 < c->maxhops)
+        next_ahead(c->e, outs, lower_at(outs, nout, last->at), nout, c->path[0].at + c->W, c->maxexp, c->maxedges);
     for (size_t i = lower_at(outs, nout, last->at); i < nout; i++) {
         if (++c->steps > CYC_MAX_STEPS) {
             c->capped = 1;
@@ -93,17 +107,20 @@ static void cyc_dfs(cycsearch *c, int depth)
     }
 }
 
-/* The account ids of accts[0, n) (at most 50) as a JSON array under key. */
+/* The account ids of accts[0, n) (at most 50) as a JSON array under key (on PostgreSQL read in one statement). */
 static void account_list(eng *e, mcp_jw *w, const char *key, const int64_t *accts, size_t n)
 {
+    aml_acct_map ids;
+    aml_acct_map_init(&ids, e->s, AML_ACCT_ID);
+    aml_acct_map_load(&ids, accts, n < 50 ? n : 50);
     mcp_jw_key(w, key);
     mcp_jw_array_begin(w);
     for (size_t i = 0; i < n && i < 50; i++) {
-        char id[128];
-        aml_account_id(e->s, accts[i], id, sizeof id);
-        mcp_jw_string(w, id);
+        const char *id = aml_acct_map_get(&ids, accts[i]);
+        mcp_jw_string(w, id ? id : "");
     }
     mcp_jw_array_end(w);
+    aml_acct_map_cleanup(&ids);
 }
 
 static void t07_write_match(fbuild *b, eng *e, const acct_view *v, const cycsearch *c)
@@ -361,6 +378,16 @@ static const etx *edges_of(const gnode *g, int dir, size_t *n)
     return g ? (dir == DIR_OUT ? g->out : g->in) : NULL;
 }
 
+/* Reads ahead the edges of the parties ps[0, n) in direction dir (eng_neighbours_ahead). */
+static void parties_ahead(eng *e, const party *ps, size_t n, int dir, int64_t maxexp, int64_t maxedges)
+{
+    int64_t accts[128];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 128; i++)
+        accts[k++] = ps[i].acct;
+    eng_neighbours_ahead(e, accts, k, dir, maxexp, maxedges);
+}
+
 /* The intermediary q paid on at `at`: within H hours of its first receipt, or before H hours after its last. */
 static int passes_on(const eng *e, const party *q, int64_t at, int64_t H)
 {
@@ -392,6 +419,7 @@ static int sg_in_time(const eng *e, int dir, const party *q, const etx *x, int64
 static void sg_collect(eng *e, const acct_view *v, int dir, const party *ps, size_t np, const t08_par *p, recs *rs,
                        int *capped)
 {
+    parties_ahead(e, ps, np, dir, p->maxexp, p->maxedges);
     for (size_t i = 0; i < np; i++) {
         gnode *g = eng_neighbour(e, ps[i].acct, dir, p->maxexp, p->maxedges, capped);
         if (!g) {
@@ -677,6 +705,9 @@ static void chain_dfs(chain *c, int depth)
         return;
     etx *outs = g->out;
     size_t nout = g->nout;
+    if (depth + 1 < c->target + 2 && depth + 1 < 11)
+        next_ahead(c->e, outs, lower_at(outs, nout, last->at), nout, last->at + c->hours * AML_HOUR + AML_DAY,
+                   c->maxexp, c->maxedges);
     for (size_t i = lower_at(outs, nout, last->at); i < nout; i++) {
         if (++c->steps > CYC_MAX_STEPS) {
             c->capped = 1;
@@ -816,6 +847,7 @@ static int is_hub(const etx *xs, size_t nx, int64_t hubmax)
 static void layers_collect(eng *e, const acct_view *v, int stack, int odir, const party *ps, size_t np,
                            const t08_par *p, recs *rs, int *capped)
 {
+    parties_ahead(e, ps, np < 64 ? np : 64, stack ? DIR_OUT : odir, p->maxexp, p->maxedges);
     for (size_t i = 0; i < np && i < 64; i++) {
         gnode *g = eng_neighbour(e, ps[i].acct, stack ? DIR_OUT : odir, p->maxexp, p->maxedges, capped);
         if (!g) {

@@ -170,6 +170,17 @@ static const char *const sql_in =
     "WHERE to_acct = ?1 AND booked_at BETWEEN ?2 AND ?3 "
     "ORDER BY booked_at, from_acct NULLS FIRST, amount_base_minor, channel, txn_no LIMIT ?4";
 
+/* An edge from columns c0.. of an edge statement (txn_no, booked_at, counterparty, amount, channel). */
+static void etx_read(aml_st *st, int c0, int64_t cp, int dir, etx *t)
+{
+    t->no = aml_col_int(st, c0);
+    t->at = aml_col_int(st, c0 + 1);
+    t->cp = cp;
+    t->usd = aml_col_int(st, c0 + 3);
+    t->ch = (unsigned char)channel_of((const unsigned char *)aml_col_text(st, c0 + 4));
+    t->dir = (unsigned char)dir;
+}
+
 /* Appends the edges of `acct` in one direction; self-transfers are skipped. */
 static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, int64_t limit, etx **arr,
                       size_t *n, size_t *cap)
@@ -198,12 +209,7 @@ static int load_edges(eng *e, int64_t acct, int dir, int64_t from, int64_t to, i
             *cap = nc;
         }
         etx *t = &(*arr)[(*n)++];
-        t->no = aml_col_int(st, 0);
-        t->at = aml_col_int(st, 1);
-        t->cp = cp;
-        t->usd = aml_col_int(st, 3);
-        t->ch = (unsigned char)channel_of((const unsigned char *)aml_col_text(st, 4));
-        t->dir = (unsigned char)dir;
+        etx_read(st, 0, cp, dir, t);
         hash_row(e, t);
     }
     aml_reset(st);
@@ -657,6 +663,139 @@ static gnode *gnode_of(eng *e, int64_t acct, int64_t max_exp, int *capped)
     return g;
 }
 
+/* Both directions' statements for many accounts (PostgreSQL only): per account exactly sql_out's / sql_in's
+ * rows, in their order, the accounts in the array's. */
+static const char *const sql_out_many =
+    "SELECT a.acct, t.txn_no, t.booked_at, t.to_acct, t.amount_base_minor, t.channel "
+    "FROM unnest(CAST(?1 AS bigint[])) WITH ORDINALITY AS a(acct, k) CROSS JOIN LATERAL ("
+    "SELECT txn_no, booked_at, to_acct, amount_base_minor, channel FROM transactions "
+    "WHERE from_acct = a.acct AND booked_at BETWEEN ?2 AND ?3 "
+    "ORDER BY booked_at, to_acct NULLS FIRST, amount_base_minor, channel, txn_no LIMIT ?4) t "
+    "ORDER BY a.k, t.booked_at, t.to_acct NULLS FIRST, t.amount_base_minor, t.channel, t.txn_no";
+static const char *const sql_in_many =
+    "SELECT a.acct, t.txn_no, t.booked_at, t.from_acct, t.amount_base_minor, t.channel "
+    "FROM unnest(CAST(?1 AS bigint[])) WITH ORDINALITY AS a(acct, k) CROSS JOIN LATERAL ("
+    "SELECT txn_no, booked_at, from_acct, amount_base_minor, channel FROM transactions "
+    "WHERE to_acct = a.acct AND booked_at BETWEEN ?2 AND ?3 "
+    "ORDER BY booked_at, from_acct NULLS FIRST, amount_base_minor, channel, txn_no LIMIT ?4) t "
+    "ORDER BY a.k, t.booked_at, t.from_acct NULLS FIRST, t.amount_base_minor, t.channel, t.txn_no";
+
+#define AHEAD_MAX 128 /* accounts per statement read ahead */
+
+/* The edges of acct in direction dir read ahead with this limit, or NULL. */
+static ahead_edges *ahead_find(eng *e, int64_t acct, int dir)
+{
+    for (size_t i = 0; i < e->nahead; i++)
+        if (e->ahead[i].acct == acct && e->ahead[i].dir == dir)
+            return &e->ahead[i];
+    return NULL;
+}
+
+/* 1 when eng_neighbour would load acct's edges in direction dir (not loaded, not read ahead). */
+static int ahead_wanted(eng *e, int64_t acct, int dir)
+{
+    int64_t idx;
+    if (imap_get(&e->gidx, acct, &idx)) {
+        const gnode *g = &e->gnodes[idx - 1];
+        if (dir == DIR_OUT ? g->out_loaded : g->in_loaded)
+            return 0;
+    }
+    return ahead_find(e, acct, dir) == NULL;
+}
+
+void eng_neighbours_ahead(eng *e, const int64_t *accts, size_t n, int dir, int64_t max_exp, int64_t max_edges)
+{
+    if (aml_store_backend(e->s) != AML_BACKEND_PG || e->oom)
+        return;
+    int64_t want[AHEAD_MAX];
+    size_t k = 0, left = max_exp > (int64_t)e->expansions ? (size_t)(max_exp - (int64_t)e->expansions) : 0;
+    for (size_t i = 0; i < n && k < AHEAD_MAX && k < left; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = want[j] == accts[i];
+        if (accts[i] && !dup && ahead_wanted(e, accts[i], dir))
+            want[k++] = accts[i];
+    }
+    if (k < 2)
+        return; /* one account costs one round trip either way */
+    if (e->nahead + k > e->capahead) {
+        size_t nc = e->capahead ? e->capahead : 64;
+        while (nc < e->nahead + k)
+            nc *= 2;
+        ahead_edges *na = realloc(e->ahead, nc * sizeof *na);
+        if (!na)
+            return;
+        e->ahead = na;
+        e->capahead = nc;
+    }
+    aml_st *st = aml_stmt(e->s, dir == DIR_OUT ? sql_out_many : sql_in_many);
+    if (!st || aml_bind_int_array(st, 1, want, k))
+        return;
+    aml_bind_int(st, 2, e->from);
+    aml_bind_int(st, 3, e->to);
+    aml_bind_int(st, 4, max_edges < 0 ? INT64_MAX : max_edges);
+    size_t first = e->nahead;
+    for (size_t i = 0; i < k; i++)
+        e->ahead[e->nahead++] = (ahead_edges){want[i], dir, max_edges, NULL, 0};
+    size_t cur = first, cap = 0;
+    int rc, ok = 1;
+    while (ok && (rc = aml_step(st)) == AML_ROW) {
+        int64_t acct = aml_col_int(st, 0);
+        while (cur < e->nahead && e->ahead[cur].acct != acct) {
+            cur++;
+            cap = 0;
+        }
+        if (cur == e->nahead) {
+            ok = 0; /* not in the array's order: keep nothing */
+            break;
+        }
+        ahead_edges *a = &e->ahead[cur];
+        int64_t cp = aml_col_null(st, 3) ? 0 : aml_col_int(st, 3);
+        if (cp == acct)
+            continue;
+        if (a->n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            etx *nr = realloc(a->rows, nc * sizeof *nr);
+            if (!nr) {
+                ok = 0;
+                break;
+            }
+            a->rows = nr;
+            cap = nc;
+        }
+        etx_read(st, 1, cp, dir, &a->rows[a->n++]);
+    }
+    if (!ok || rc != AML_DONE) {
+        for (size_t i = first; i < e->nahead; i++)
+            free(e->ahead[i].rows);
+        e->nahead = first;
+    }
+    aml_reset(st);
+}
+
+void eng_ahead_free(eng *e)
+{
+    for (size_t i = 0; i < e->nahead; i++)
+        free(e->ahead[i].rows);
+    free(e->ahead);
+    e->ahead = NULL;
+    e->nahead = e->capahead = 0;
+}
+
+/* Takes the edges read ahead for acct into *arr as load_edges would have read them; 0, or -1 when none. */
+static int ahead_take(eng *e, int64_t acct, int dir, int64_t limit, etx **arr, size_t *n)
+{
+    ahead_edges *a = ahead_find(e, acct, dir);
+    if (!a || a->limit != limit)
+        return -1;
+    *arr = a->rows;
+    *n = a->n;
+    for (size_t i = 0; i < a->n; i++)
+        hash_row(e, &a->rows[i]);
+    *a = e->ahead[--e->nahead]; /* the entry goes; its rows now belong to the node */
+    return 0;
+}
+
 gnode *eng_neighbour(eng *e, int64_t acct, int dir, int64_t max_exp, int64_t max_edges, int *capped)
 {
     gnode *g = gnode_of(e, acct, max_exp, capped);
@@ -672,7 +811,7 @@ gnode *eng_neighbour(eng *e, int64_t acct, int dir, int64_t max_exp, int64_t max
         size_t cap = 0;
         etx **arr = dir == DIR_OUT ? &g->out : &g->in;
         size_t *n = dir == DIR_OUT ? &g->nout : &g->nin;
-        if (load_edges(e, acct, dir, e->from, e->to, max_edges, arr, n, &cap))
+        if (ahead_take(e, acct, dir, max_edges, arr, n) && load_edges(e, acct, dir, e->from, e->to, max_edges, arr, n, &cap))
             return NULL;
         if ((int64_t)*n >= max_edges)
             *capped = 1;

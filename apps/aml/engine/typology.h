@@ -152,6 +152,15 @@ typedef struct gnode {
     int out_loaded, in_loaded;
 } gnode;
 
+/* Neighbour edges read ahead on PostgreSQL (eng_neighbours_ahead), kept until eng_neighbour asks for them. */
+typedef struct ahead_edges {
+    int64_t acct;   /* the account */
+    int dir;        /* DIR_OUT or DIR_IN */
+    int64_t limit;  /* the row limit they were read with */
+    etx *rows;      /* in the statement's order, self-transfers left out, not yet digested (malloc) */
+    size_t n;       /* rows */
+} ahead_edges;
+
 /* A dated jurisdiction list entry. */
 typedef struct jrow {
     char list[32], country[8];
@@ -187,6 +196,8 @@ typedef struct eng {
     gnode *gnodes;
     size_t ngnodes, capgnodes;
     size_t expansions;        /* neighbour loads so far (bounded) */
+    ahead_edges *ahead;       /* neighbour edges read ahead and not used yet (PostgreSQL) */
+    size_t nahead, capahead;
     jrow *jl;
     size_t njl;
     imap listed;              /* acct_no -> 1 for accounts in a listed country */
@@ -304,6 +315,16 @@ void eng_view_free(acct_view *v);
 int eng_load_cash(eng *e, int64_t acct, int64_t from, int64_t to, cash_row **arr, size_t *n, size_t *cap);
 /** Neighbour edges in one direction, loaded once per run and bounded. NULL when the bound is hit. */
 gnode *eng_neighbour(eng *e, int64_t acct, int dir, int64_t max_exp, int64_t max_edges, int *capped);
+/**
+ * On PostgreSQL, reads the edges eng_neighbour would load for the accounts accts[0, n) in direction dir, in
+ * one statement (one round trip instead of one per account), and keeps them for it: results, the expansion
+ * count and the data digest are as without it (the rows are counted and digested when eng_neighbour takes
+ * them). Accounts already loaded or read ahead are left out; at most as many as the expansions left. A
+ * no-op on SQLite and on any error.
+ */
+void eng_neighbours_ahead(eng *e, const int64_t *accts, size_t n, int dir, int64_t max_exp, int64_t max_edges);
+/** Frees the edges read ahead (the run's end). */
+void eng_ahead_free(eng *e);
 /* SQL texts the loader sends ahead for the typologies that run them (cash.c, exposure.c). */
 extern const char eng_sql_t12_amounts[];
 extern const char eng_sql_t14_docs[];

@@ -57,6 +57,7 @@ struct aml_pg {
     unsigned gen;              /* connection generation: a reset re-prepares every statement */
     aml_pg_st *pipe[PG_PIPE_MAX]; /* statements sent ahead in the open pipeline, in order */
     int npipe;                 /* how many (0: not in pipeline mode) */
+    int64_t round_trips;       /* requests that waited for the server's answer (aml_pg_round_trips) */
 };
 
 /* ---- URI ---------------------------------------------------------------- */
@@ -133,8 +134,11 @@ static void recover(aml_pg *pg)
         return;
     PQreset(pg->conn);
     pg->gen++;
-    if (PQstatus(pg->conn) == CONNECTION_OK)
+    pg->round_trips++;
+    if (PQstatus(pg->conn) == CONNECTION_OK) {
+        pg->round_trips++;
         PQclear(PQexec(pg->conn, session_setup));
+    }
 }
 
 /* Keeps a failed result's message (its primary text) and SQLSTATE. */
@@ -177,6 +181,11 @@ const char *aml_pg_errmsg(aml_pg *pg)
 const char *aml_pg_sqlstate(aml_pg *pg)
 {
     return pg->sqlstate;
+}
+
+int64_t aml_pg_round_trips(const aml_pg *pg)
+{
+    return pg->round_trips;
 }
 
 /* ---- connection ---------------------------------------------------------- */
@@ -507,6 +516,7 @@ static void drain(aml_pg *pg)
     if (!pg->npipe)
         return;
     int sync = PQpipelineSync(pg->conn) == 1;
+    pg->round_trips++;
     for (int k = 0; k < pg->npipe; k++) {
         aml_pg_st *st = pg->pipe[k];
         PGresult *r = sync ? PQgetResult(pg->conn) : NULL;
@@ -601,6 +611,7 @@ static int prepare(aml_pg_st *st)
 {
     if (st->prepared == st->pg->gen)
         return 0;
+    st->pg->round_trips++;
     PGresult *r = PQprepare(st->pg->conn, st->name, st->text, st->nparams, st->types);
     if (check(st->pg, r, PGRES_COMMAND_OK))
         return -1;
@@ -640,6 +651,7 @@ static int fetch(aml_pg_st *st)
     drain(st->pg);
     PQclear(st->res);
     st->res = NULL;
+    st->pg->round_trips++;
     if (take_result(st, PQexec(st->pg->conn, sql)))
         return -1;
     st->exhausted = PQntuples(st->res) < AML_PG_STREAM_BATCH;
@@ -665,6 +677,7 @@ static int open_cursor(aml_pg_st *st)
     snprintf(st->cursor, sizeof st->cursor, "%s_%u", st->name, ++st->runs);
     snprintf(sql, len, "DECLARE %s NO SCROLL CURSOR %s FOR %s", st->cursor,
              aml_pg_in_tx(pg) ? "WITHOUT HOLD" : "WITH HOLD", st->text);
+    pg->round_trips++;
     PGresult *r = PQexecParams(pg->conn, sql, st->nparams, st->types, (const char *const *)st->vals, NULL,
                                NULL, 0);
     free(sql);
@@ -686,6 +699,7 @@ static int execute(aml_pg_st *st)
         st->exhausted = 1;
         return take_result(st, r);
     }
+    st->pg->round_trips++;
     if (st->oneshot) {
         r = PQexecParams(st->pg->conn, st->text, st->nparams, st->types, (const char *const *)st->vals, NULL, NULL,
                          0);
@@ -716,6 +730,7 @@ static void end_stream(aml_pg_st *st)
                  "DO $c$ DECLARE c refcursor := '%s'; BEGIN "
                  "IF EXISTS (SELECT 1 FROM pg_cursors WHERE name = '%s') THEN CLOSE c; END IF; END $c$",
                  st->cursor, st->cursor);
+        pg->round_trips++;
         PQclear(PQexec(pg->conn, sql));
     }
     st->cursor_open = 0;
@@ -838,6 +853,7 @@ double aml_pg_col_double(aml_pg_st *st, int i)
 int aml_pg_exec(aml_pg *pg, const char *sql)
 {
     aml_pg_prefetch_end(pg); /* a write or a transaction's end: rows read ahead may be stale */
+    pg->round_trips++;
     PGresult *r = PQexec(pg->conn, sql);
     ExecStatusType k = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (k != PGRES_COMMAND_OK && k != PGRES_TUPLES_OK && k != PGRES_EMPTY_QUERY) {
@@ -876,8 +892,10 @@ int aml_pg_commit(aml_pg *pg)
 void aml_pg_rollback(aml_pg *pg)
 {
     aml_pg_prefetch_end(pg);
-    if (aml_pg_in_tx(pg))
+    if (aml_pg_in_tx(pg)) {
+        pg->round_trips++;
         PQclear(PQexec(pg->conn, "ROLLBACK"));
+    }
 }
 
 int aml_pg_in_tx(aml_pg *pg)
@@ -904,6 +922,7 @@ int aml_pg_copy_begin(aml_pg *pg, const char *sql)
     pg->copy_field = 0;
     pg->copy_failed = 0;
     aml_pg_prefetch_end(pg);
+    pg->round_trips++;
     PGresult *r = PQexec(pg->conn, sql);
     if (check(pg, r, PGRES_COPY_IN))
         return -1;
@@ -1000,6 +1019,7 @@ int aml_pg_copy_end(aml_pg *pg, const char *abort_why)
     int failed = pg->copy_failed;
     char why[sizeof pg->errmsg];
     snprintf(why, sizeof why, "%s", pg->errmsg);
+    pg->round_trips++;
     PQputCopyEnd(pg->conn, abort_why ? abort_why : failed ? "the client failed to send" : NULL);
     PGresult *r;
     int rc = 0;

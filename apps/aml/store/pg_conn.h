@@ -102,6 +102,13 @@ int64_t aml_pg_changes(aml_pg *pg);
 /** The last error's text, and its SQLSTATE ("" when none). */
 const char *aml_pg_errmsg(aml_pg *pg);
 const char *aml_pg_sqlstate(aml_pg *pg);
+/**
+ * Round trips so far: requests this connection sent and then waited for
+ * the server's answer to (a statement's run or prepare, a cursor's fetch,
+ * an exec, one pipeline of statements sent ahead, a reconnect). Schema
+ * checks at the open are not counted. See aml_store_round_trips.
+ */
+int64_t aml_pg_round_trips(const aml_pg *pg);
 
 /*
  * COPY ... FROM STDIN in text format. Fields are escaped here (backslash,

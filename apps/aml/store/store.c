@@ -216,6 +216,11 @@ void aml_store_idle(aml_store *s)
         aml_rollback(s);
 }
 
+int64_t aml_store_round_trips(const aml_store *s)
+{
+    return s->pg ? aml_pg_round_trips(s->pg) : 0;
+}
+
 int64_t aml_changes(aml_store *s)
 {
     return s->pg ? aml_pg_changes(s->pg) : sqlite3_changes64(s->db);
@@ -581,4 +586,165 @@ void aml_account_id(aml_store *s, int64_t acct_no, char *out, size_t n)
     if (aml_step(st) == AML_ROW)
         snprintf(out, n, "%s", aml_col_text(st, 0));
     aml_reset(st);
+}
+
+int aml_bind_int_array(aml_st *st, int i, const int64_t *v, size_t n)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    int rc = aml_buf_puts(&b, "{") == MCP_OK ? 0 : -1;
+    for (size_t k = 0; k < n && !rc; k++)
+        rc = aml_buf_printf(&b, "%s%lld", k ? "," : "", (long long)v[k]) == MCP_OK ? 0 : -1;
+    if (!rc)
+        rc = aml_buf_puts(&b, "}") == MCP_OK ? 0 : -1;
+    aml_bind_textn(st, i, rc ? NULL : b.data, rc ? 0 : b.len);
+    mcp_buf_cleanup(&b);
+    return rc;
+}
+
+int aml_bind_text_array(aml_st *st, int i, const char *const *v, size_t n)
+{
+    mcp_buf b;
+    mcp_buf_init(&b, 0);
+    int rc = aml_buf_puts(&b, "{") == MCP_OK ? 0 : -1;
+    for (size_t k = 0; k < n && !rc; k++) {
+        if (k && aml_buf_puts(&b, ",") != MCP_OK)
+            rc = -1;
+        if (!v[k]) {
+            rc = rc || aml_buf_puts(&b, "NULL") != MCP_OK ? -1 : 0;
+            continue;
+        }
+        rc = rc || aml_buf_puts(&b, "\"") != MCP_OK ? -1 : 0;
+        for (const char *p = v[k]; *p && !rc; p++) {
+            size_t run = strcspn(p, "\"\\");
+            if (run && mcp_buf_append(&b, p, run) != MCP_OK)
+                rc = -1;
+            p += run;
+            if (!*p)
+                break;
+            char esc[2] = {'\\', *p};
+            if (mcp_buf_append(&b, esc, 2) != MCP_OK)
+                rc = -1;
+        }
+        rc = rc || aml_buf_puts(&b, "\"") != MCP_OK ? -1 : 0;
+    }
+    if (!rc)
+        rc = aml_buf_puts(&b, "}") == MCP_OK ? 0 : -1;
+    aml_bind_textn(st, i, rc ? NULL : b.data, rc ? 0 : b.len);
+    mcp_buf_cleanup(&b);
+    return rc;
+}
+
+/* The single-account and the many-account texts of each column (the second PostgreSQL's only). */
+static const char *const acct_col_one[] = {"SELECT account_id FROM accounts WHERE acct_no = ?",
+                                           "SELECT bank_id FROM accounts WHERE acct_no = ?"};
+static const char *const acct_col_many[] = {
+    "SELECT acct_no, account_id FROM accounts WHERE acct_no = ANY(CAST(? AS bigint[]))",
+    "SELECT acct_no, bank_id FROM accounts WHERE acct_no = ANY(CAST(? AS bigint[]))"};
+
+void aml_acct_map_init(aml_acct_map *m, aml_store *s, int col)
+{
+    memset(m, 0, sizeof *m);
+    m->s = s;
+    m->col = col == AML_ACCT_BANK ? AML_ACCT_BANK : AML_ACCT_ID;
+}
+
+void aml_acct_map_cleanup(aml_acct_map *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].text);
+    free(m->v);
+    m->v = NULL;
+    m->n = m->cap = 0;
+}
+
+/* Where acct_no is or would go in the sorted entries; *found says which. */
+static size_t acct_map_find(const aml_acct_map *m, int64_t acct_no, int *found)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->v[mid].acct_no < acct_no)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < m->n && m->v[lo].acct_no == acct_no;
+    return lo;
+}
+
+/* Adds an entry (text NULL for none) unless the account has one: the entry, or NULL out of memory. */
+static aml_acct_ent *acct_map_put(aml_acct_map *m, int64_t acct_no, const char *text)
+{
+    int found;
+    size_t at = acct_map_find(m, acct_no, &found);
+    if (found)
+        return &m->v[at];
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 16;
+        aml_acct_ent *nv = realloc(m->v, nc * sizeof *nv);
+        if (!nv)
+            return NULL;
+        m->v = nv;
+        m->cap = nc;
+    }
+    char *t = NULL;
+    if (text && !(t = aml_strdup(text)))
+        return NULL;
+    memmove(&m->v[at + 1], &m->v[at], (m->n - at) * sizeof *m->v);
+    m->v[at].acct_no = acct_no;
+    m->v[at].text = t;
+    m->n++;
+    return &m->v[at];
+}
+
+int aml_acct_map_load(aml_acct_map *m, const int64_t *accts, size_t n)
+{
+    if (aml_store_backend(m->s) != AML_BACKEND_PG || !n)
+        return 0;
+    int64_t *want = malloc(n * sizeof *want);
+    if (!want)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int found;
+        acct_map_find(m, accts[i], &found);
+        if (!found)
+            want[k++] = accts[i];
+    }
+    aml_st *st = k ? aml_stmt(m->s, acct_col_many[m->col]) : NULL;
+    int rc = k && (!st || aml_bind_int_array(st, 1, want, k)) ? -1 : 0;
+    int step = AML_DONE;
+    while (st && !rc && (step = aml_step(st)) == AML_ROW)
+        if (!acct_map_put(m, aml_col_int(st, 0), aml_col_null(st, 1) ? NULL : aml_col_text(st, 1)))
+            rc = -1;
+    if (st)
+        aml_reset(st);
+    rc = rc || step != AML_DONE ? -1 : 0;
+    /* The accounts asked for and not found are known to be absent: no statement of their own later. */
+    for (size_t i = 0; i < k && !rc; i++)
+        if (!acct_map_put(m, want[i], NULL))
+            rc = -1;
+    free(want);
+    return rc;
+}
+
+const char *aml_acct_map_get(aml_acct_map *m, int64_t acct_no)
+{
+    int found;
+    size_t at = acct_map_find(m, acct_no, &found);
+    if (found)
+        return m->v[at].text;
+    aml_st *st = aml_stmt(m->s, acct_col_one[m->col]);
+    if (!st)
+        return NULL;
+    aml_bind_int(st, 1, acct_no);
+    int rc = aml_step(st);
+    aml_acct_ent *e = NULL;
+    if (rc == AML_ROW || rc == AML_DONE)
+        e = acct_map_put(m, acct_no, rc == AML_ROW && !aml_col_null(st, 0) ? aml_col_text(st, 0) : NULL);
+    aml_reset(st);
+    return e ? e->text : NULL;
 }

@@ -128,6 +128,16 @@ int aml_step(aml_st *st);
 /** Ends the statement's current run (rows not read are dropped); keeps the bindings. */
 void aml_reset(aml_st *st);
 
+/**
+ * Round trips to the database server so far on this connection (PostgreSQL:
+ * each statement run, prepare, cursor fetch or exec that waits for an
+ * answer, and each pipeline of statements sent ahead, counts one); 0 on
+ * SQLite, which has no server. For tests and benchmarks: the count of a
+ * piece of work is robust against the machine's load, its wall time is not.
+ * Thread-safety: as every use of the connection (the store's lock).
+ */
+int64_t aml_store_round_trips(const aml_store *s);
+
 /** The last error's text on this connection. */
 const char *aml_errmsg(const aml_store *s);
 /** 1 when the last error was a UNIQUE or PRIMARY KEY violation. */
@@ -152,6 +162,19 @@ void aml_bind_double(aml_st *st, int i, double v);
 void aml_bind_static(aml_st *st, int i, const char *s);
 /** Binds v, or NULL when `present` is 0. */
 void aml_bind_int_opt(aml_st *st, int i, int64_t v, int present);
+/**
+ * Binds v[0, n) as the text of a PostgreSQL bigint array ("{1,2,3}"), for
+ * a PostgreSQL-only text that reads `= ANY(CAST(? AS bigint[]))`: one
+ * statement for many keys instead of one round trip each. @return 0, or -1
+ * out of memory (then NULL is bound).
+ */
+int aml_bind_int_array(aml_st *st, int i, const int64_t *v, size_t n);
+/**
+ * Binds v[0, n) as the text of a PostgreSQL text array (each element
+ * quoted, `"` and `\` escaped; a NULL element is NULL), for
+ * `CAST(? AS text[])`. @return 0, or -1 out of memory (then NULL is bound).
+ */
+int aml_bind_text_array(aml_st *st, int i, const char *const *v, size_t n);
 
 /* Columns (0-based) of the current row. */
 int64_t aml_col_int(aml_st *st, int i);
@@ -218,6 +241,50 @@ int aml_meta_set(aml_store *s, const char *key, const char *value, aml_err *err)
 int64_t aml_account_no(aml_store *s, const char *account_id);
 /** account id for an acct_no into out ("" when unknown). */
 void aml_account_id(aml_store *s, int64_t acct_no, char *out, size_t n);
+
+/* Which column an aml_acct_map reads. */
+#define AML_ACCT_ID 0   /* account_id */
+#define AML_ACCT_BANK 1 /* bank_id */
+
+/* One account's column in an aml_acct_map. */
+typedef struct aml_acct_ent {
+    int64_t acct_no; /* the key */
+    char *text;      /* the column (malloc), NULL when NULL or no such account */
+} aml_acct_ent;
+
+/*
+ * A column of accounts read for one piece of work (an assessment's account
+ * ids, the banks of a fan's counterparties): the accounts named ahead with
+ * aml_acct_map_load cost one statement together on PostgreSQL instead of
+ * one round trip each; any other is read when first asked for, and every
+ * answer is kept until the cleanup. On SQLite (no round trips) the load
+ * does nothing and each account is read when asked for, as before.
+ * Accounts do not change while a map lives (its owner holds the store).
+ */
+typedef struct aml_acct_map {
+    aml_store *s;     /* the store read */
+    int col;          /* AML_ACCT_ID or AML_ACCT_BANK */
+    aml_acct_ent *v;  /* entries, ascending by acct_no (malloc) */
+    size_t n, cap;    /* entries used and allocated */
+} aml_acct_map;
+
+/** An empty map of column `col` over store s (no allocation). */
+void aml_acct_map_init(aml_acct_map *m, aml_store *s, int col);
+/** Frees the entries; the map may be loaded again after. NULL is a no-op. */
+void aml_acct_map_cleanup(aml_acct_map *m);
+/**
+ * Reads the column of accts[0, n) not in the map yet, in one statement on
+ * PostgreSQL (a no-op on SQLite). Duplicates and unknown accounts are fine.
+ * @return 0, or -1 on a store error or out of memory (the map keeps what
+ *         it had; later gets read one by one).
+ */
+int aml_acct_map_load(aml_acct_map *m, const int64_t *accts, size_t n);
+/**
+ * The column of one account, read now when the map lacks it; NULL when the
+ * account is unknown, the column NULL, or on a store error. Valid until the
+ * cleanup.
+ */
+const char *aml_acct_map_get(aml_acct_map *m, int64_t acct_no);
 
 /* ---- audit log --------------------------------------------------------- */
 
