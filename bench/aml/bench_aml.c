@@ -9,7 +9,9 @@
  *     With AML_BENCH_PG set to a libpq URI of an empty database (for
  *     instance `sh tests/lib/pg.sh run sh -c 'AML_BENCH_PG=$AML_TEST_DB
  *     bench_aml WORK'`), the same file is also imported into PostgreSQL
- *     (a bulk load through COPY; target >= 250k rows/s).
+ *     (a bulk load through COPY; target >= 250k rows/s), with the CPU
+ *     seconds of each side: this process, and when the server runs here its
+ *     backend and its exited parallel workers (/proc).
  *  2. assessCase: stores of 10k, 100k and 1M transactions, each with an
  *     ordinary account and a busy account holding a tenth of the store's
  *     transactions (1k, 10k, 100k). For each: the engine alone and the
@@ -65,6 +67,35 @@ static void rm_store(const char *path)
 
 /* ---- 1. import -------------------------------------------------------------------- */
 
+/*
+ * A PostgreSQL server process on this machine, from /proc/PID/stat: its CPU seconds (with reaped = 1, those of
+ * its children that have exited instead) and its parent. @return 0, or -1 when pid is no postgres process here.
+ */
+static int pg_proc_cpu(long pid, int reaped, double *cpu, long *ppid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');
+    if (!n || !strstr(buf, "(postgres)") || !rp)
+        return -1;
+    char state;
+    long pp;
+    unsigned long long ut, st;
+    long long cut, cst;
+    if (sscanf(rp + 1, " %c %ld %*d %*d %*d %*d %*llu %*llu %*llu %*llu %*llu %llu %llu %lld %lld", &state, &pp, &ut, &st, &cut,
+               &cst) != 6)
+        return -1;
+    *cpu = (reaped ? (double)(cut + cst) : (double)(ut + st)) / (double)sysconf(_SC_CLK_TCK);
+    if (ppid)
+        *ppid = pp;
+    return 0;
+}
+
 /* The same AMLworld file into the PostgreSQL database at uri (empty: the bulk load through COPY). */
 static void bench_import_pg(const char *uri, const char *trans)
 {
@@ -81,16 +112,31 @@ static void bench_import_pg(const char *uri, const char *trans)
     }
     const char *paths[1] = {trans};
     aml_ingest_stats is;
-    double t0 = bench_now_ms();
+    /* CPU per side, the measure on a shared machine: this process, and when the server runs here its backend
+     * (the import's connection) and the server processes that exited meanwhile (parallel index builds'
+     * workers), counted in the postmaster's reaped children. */
+    long backend = (long)q1(s, "SELECT pg_backend_pid()"), postmaster = 0;
+    double b0 = 0, b1 = 0, w0 = 0, w1 = 0;
+    int local = pg_proc_cpu(backend, 0, &b0, &postmaster) == 0 && pg_proc_cpu(postmaster, 1, &w0, NULL) == 0;
+    double c0 = bench_cpu_ms(CLOCK_PROCESS_CPUTIME_ID), t0 = bench_now_ms();
     if (aml_import(s, AML_FMT_AMLWORLD, paths, 1, NULL, stderr, &is, &err)) {
         fprintf(stderr, "import into PostgreSQL: %s\n", err.msg);
         aml_store_close(s);
         return;
     }
     double secs = (bench_now_ms() - t0) / 1000, rate = (double)is.rows / secs;
+    double client = (bench_cpu_ms(CLOCK_PROCESS_CPUTIME_ID) - c0) / 1000;
+    local = local && pg_proc_cpu(backend, 0, &b1, NULL) == 0 && pg_proc_cpu(postmaster, 1, &w1, NULL) == 0;
     printf("import --format amlworld into PostgreSQL (COPY): %llu rows in %.2f s = %.0f rows/s "
            "(target >= 250000: %s; load average %.1f)\n",
            (unsigned long long)is.rows, secs, rate, rate >= 250000 ? "met" : "NOT met", bench_loadavg());
+    printf("  CPU: client %.2f s (%.0f rows per CPU-second)", client, (double)is.rows / client);
+    if (local)
+        printf(", server backend %.2f s (%.0f rows per CPU-second) + exited server processes (parallel workers) "
+               "%.2f s\n",
+               b1 - b0, (double)is.rows / (b1 - b0), w1 - w0);
+    else
+        printf(", server: not on this machine\n");
     aml_store_close(s);
 }
 
