@@ -113,8 +113,9 @@ This package contains the shared library.")
 # 8.1.1), not by maintainer scripts: CPack writes scripts that call ldconfig
 # for a package with a shared library, and drop_scripts.cmake takes them out
 # again once the package is built (CMake 3.19 and later).
-# libcurl is loaded at run time (dlopen), so dpkg-shlibdeps does not see it.
-set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libcurl4 (>= 7.68)")
+# libcurl and libcrypto are loaded at run time (dlopen), so dpkg-shlibdeps
+# does not see them.
+set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libcurl4 (>= 7.68), libssl3 | libssl3t64")
 set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/debian/triggers)
 set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/debian/drop_scripts.cmake)
@@ -124,7 +125,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # libmcp.pc requires these modules (Requires.private), and the CMake package
 # looks them up for mcp::mcp_static.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libmcp0 (= ${PROJECT_VERSION}), libpcre2-dev, libssl-dev, libmicrohttpd-dev, pkg-config | pkgconf")
+  "libmcp0 (= ${PROJECT_VERSION}), libpcre2-dev, libmicrohttpd-dev, pkg-config | pkgconf")
 set(CPACK_DEBIAN_DEV_DESCRIPTION "Model Context Protocol library for C (development files)
 ${MCP_DEB_ABOUT}
 
@@ -133,6 +134,9 @@ This package contains the headers, the static library, the pkg-config file
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME mcp-cli)
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION net)
+# Linked with the static library: libcurl (HTTP, OAuth) and libcrypto
+# (PKCE) are loaded at run time, unseen by dpkg-shlibdeps.
+set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "libcurl4 (>= 7.68), libssl3 | libssl3t64")
 set(CPACK_DEBIAN_CLI_DESCRIPTION "command-line client for Model Context Protocol servers
 mcp-cli connects to one MCP server, over stdio (it starts the server) or
 Streamable HTTP, runs one request (list or call tools, read resources, get

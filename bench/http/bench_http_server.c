@@ -15,9 +15,13 @@
  * verifier trusts that key (the JWKS given as text, so it is cached from
  * the start). --no-token-cache makes it verify the signature on every
  * call, as it does for a token it has not seen; by default a token
- * verified once is remembered until it expires.
+ * verified once is remembered until it expires. --auth is built into
+ * bench_http_server_auth only (BENCH_HTTP_AUTH): the signer links OpenSSL,
+ * and the plain server's peak RSS must not count a library that libmcp
+ * itself loads only on first use (src/util/crypto_api.h).
  *
- * usage: bench_http_server [--pool] [--threads N] [--workers N] [--auth ALG [--no-token-cache]]
+ * usage: bench_http_server [--pool] [--threads N] [--workers N]
+ *        bench_http_server_auth [--pool] [--threads N] [--workers N] [--auth ALG [--no-token-cache]]
  *   --pool       registers the tool plainly, so every call hops to the
  *                worker pool; without it the tool is MCP_TOOL_NONBLOCKING
  *                and runs on the HTTP thread that received the request
@@ -26,7 +30,9 @@
  */
 #include <mcp/mcp.h>
 
+#ifdef BENCH_HTTP_AUTH
 #include "test_as.h"
+#endif
 
 #include <pthread.h>
 #include <signal.h>
@@ -53,13 +59,20 @@ int main(int argc, char **argv)
             threads = (unsigned)strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc) {
             workers = (unsigned)strtoul(argv[++i], NULL, 10);
+#ifdef BENCH_HTTP_AUTH
         } else if (strcmp(argv[i], "--auth") == 0 && i + 1 < argc) {
             auth_alg = argv[++i];
         } else if (strcmp(argv[i], "--no-token-cache") == 0) {
             token_cache = 0;
+#endif
         } else {
-            fprintf(stderr, "usage: bench_http_server [--pool] [--threads N] [--workers N] "
-                            "[--auth RS256|PS256|ES256|EdDSA [--no-token-cache]]\n");
+            fprintf(stderr, "usage: %s [--pool] [--threads N] [--workers N]%s\n", argv[0],
+#ifdef BENCH_HTTP_AUTH
+                    " [--auth RS256|PS256|ES256|EdDSA [--no-token-cache]]"
+#else
+                    " (--auth: bench_http_server_auth)"
+#endif
+            );
             return 2;
         }
     }
@@ -101,8 +114,9 @@ int main(int argc, char **argv)
     ho.port = 0; /* any free port; printed below */
     ho.threads = threads;
     ho.max_requests_per_address = 1024; /* every load connection comes from 127.0.0.1 */
-    tas *as = NULL;
     mcp_auth *auth = NULL;
+#ifdef BENCH_HTTP_AUTH
+    tas *as = NULL;
     char *jwks = NULL;
     int alg = -1;
     if (auth_alg) {
@@ -124,6 +138,9 @@ int main(int argc, char **argv)
         }
         ho.auth = auth;
     }
+#else
+    (void)token_cache;
+#endif
     mcp_http_server *hs;
     if (mcp_http_server_start(&hs, srv, &ho, &err) != MCP_OK) {
         fprintf(stderr, "bench_http_server: %s\n", err.message);
@@ -131,6 +148,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("port %u\n", mcp_http_server_port(hs));
+#ifdef BENCH_HTTP_AUTH
     if (as) {
         char aud[64];
         snprintf(aud, sizeof aud, "http://127.0.0.1:%u/mcp", mcp_http_server_port(hs));
@@ -140,6 +158,7 @@ int main(int argc, char **argv)
         free(claims);
         free(tok);
     }
+#endif
     fflush(stdout);
 
     int sig;
@@ -147,8 +166,10 @@ int main(int argc, char **argv)
     mcp_http_server_stop(hs, 1000);
     mcp_server_free(srv);
     mcp_auth_free(auth);
+#ifdef BENCH_HTTP_AUTH
     free(jwks);
     if (as)
         tas_stop(as);
+#endif
     return 0;
 }

@@ -7,7 +7,7 @@
 #                  registration, and the headline
 #   libmcp-inline  bench_http_server: libmcp, `echo` registered
 #                  MCP_TOOL_NONBLOCKING, so it runs on the HTTP thread
-#   auth-ALG       bench_http_server --auth ALG --no-token-cache: libmcp as an
+#   auth-ALG       bench_http_server_auth --auth ALG --no-token-cache: libmcp as an
 #                  OAuth resource server, each call's bearer JWT (ALG)
 #                  verified with the cached key (stateless mode only);
 #                  auth-cached: the verified-token cache on
@@ -48,7 +48,7 @@ build=${1:-build/bench}
 bin="$build/bench"
 rounds=${ROUNDS:-3}
 dur=${DURATION:-2}
-for p in bench_http_server bench_http_canned; do
+for p in bench_http_server bench_http_server_auth bench_http_canned; do
   if [ ! -x "$bin/$p" ]; then
     echo "run.sh: $bin/$p is missing; build it with make bench" >&2
     exit 1
@@ -204,9 +204,9 @@ while [ "$round" -le "$rounds" ]; do
   # token cache on (a client reusing its token).
   MCP_PROTOCOL=2026-07-28
   for alg in RS256 ES256 EdDSA; do
-    bench_one "auth-$alg" stateless 1 "$bin/bench_http_server" --auth "$alg" --no-token-cache
+    bench_one "auth-$alg" stateless 1 "$bin/bench_http_server_auth" --auth "$alg" --no-token-cache
   done
-  bench_one auth-cached stateless 1 "$bin/bench_http_server" --auth ES256
+  bench_one auth-cached stateless 1 "$bin/bench_http_server_auth" --auth ES256
   round=$((round + 1))
 done
 

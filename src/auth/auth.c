@@ -18,10 +18,9 @@
 #include "auth/auth_internal.h"
 #include "util/abi.h"
 #include "util/util.h"
+#include "util/crypto_api.h"
 
 #include <errno.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,12 +13,8 @@
  */
 #include "auth/auth_internal.h"
 #include "util/util.h"
+#include "util/crypto_api.h"
 
-#include <openssl/core_names.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/param_build.h>
-#include <openssl/rsa.h>
 #include <string.h>
 #include <strings.h>
 
@@ -288,6 +284,8 @@ mcp_status mcp__jwks_parse(const char *text, size_t len, unsigned algs, size_t m
     mcp_json_doc_free(doc);
     if (ks->n == 0) {
         mcp__keyset_release(ks);
+        if (*mcp__crypto_why()) /* every key failed for want of libcrypto: say so */
+            why = mcp__crypto_why();
         return mcp__fail(err, MCP_ERR_INVALID, 0, 0, "the JWKS has no usable signing key%s%s", why ? ": " : "",
                          why ? why : " (RSA, EC P-256 or Ed25519 for the allowed algorithms)");
     }

@@ -12,9 +12,9 @@
  */
 #include "auth/auth_internal.h"
 #include "util/util.h"
+#include "util/crypto_api.h"
 
 #include <math.h>
-#include <openssl/rand.h>
 #include <pthread.h>
 #include <string.h>
 

@@ -7,8 +7,8 @@
  */
 #include "auth/auth_internal.h"
 #include "util/util.h"
+#include "util/crypto_api.h"
 
-#include <openssl/sha.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>

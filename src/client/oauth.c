@@ -40,8 +40,7 @@
 #include "util/util.h"
 
 #include "util/curl_api.h"
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+#include "util/crypto_api.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -18,13 +18,9 @@
  */
 #include "util/util.h"
 #include "server/server_internal.h"
+#include "util/crypto_api.h"
 
 #include <errno.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <string.h>
 #include <time.h>
 

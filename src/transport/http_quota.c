@@ -8,8 +8,8 @@
  */
 #include "util/util.h"
 #include "transport/http_internal.h"
+#include "util/crypto_api.h"
 
-#include <openssl/rand.h>
 #include <pthread.h>
 #include <string.h>
 

@@ -53,14 +53,13 @@
 #include "server/server_internal.h"
 #include "mcp/transport.h"
 #include "transport/http_internal.h"
+#include "util/crypto_api.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
