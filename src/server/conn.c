@@ -140,14 +140,14 @@ void mcp__send_reply(mcp__req *r)
     mcp_buf_cleanup(&r->buf);
 }
 
-/* Finishes a frame in `b` and sends it; a writer error is a bug, logged. */
-static void send_frame(mcp_conn *c, mcp_jw *w, mcp_buf *b)
+/* Finishes a frame in `b` and sends it (`related` as for mcp__conn_send_to); a writer error is a bug, logged. */
+static void send_frame(mcp_conn *c, mcp_jw *w, mcp_buf *b, const mcp_rpc_id *related)
 {
     mcp_status st = mcp_jw_finish(w);
     if (st)
         mcp__server_diag(c->srv, MCP_LOG_ERROR, "could not encode a message: %s", mcp_status_str(st));
     else
-        mcp__conn_send(c, b);
+        mcp__conn_send_to(c, b, related, 0);
 }
 
 void mcp__conn_send_error(mcp_conn *c, const mcp_rpc_id *id, int code, const char *message)
@@ -723,7 +723,7 @@ void mcp__write_sub_meta(mcp_jw *w, const mcp_rpc_id *id)
     mcp_jw_object_end(w);
 }
 
-/* One notification: `method`, params {uri?, _meta.subscriptionId?}. */
+/* One notification: `method`, params {uri?, _meta.subscriptionId?} (none when both are NULL). */
 static void send_note(mcp_conn *c, const char *note, const char *uri, const mcp_rpc_id *listen)
 {
     mcp_buf b;
@@ -747,8 +747,7 @@ static void send_note(mcp_conn *c, const char *note, const char *uri, const mcp_
         mcp_jw_object_end(&w);
     }
     mcp_jw_object_end(&w);
-    if (mcp_jw_finish(&w) == MCP_OK)
-        mcp__conn_send_to(c, &b, listen, 0);
+    send_frame(c, &w, &b, listen);
     mcp_buf_cleanup(&b);
 }
 
@@ -1489,18 +1488,6 @@ void mcp__conn_notify(mcp_conn *c, const char *notification)
     for (size_t i = 0; i < t.n; i++)
         send_note(c, notification, NULL, &t.ids[i]);
     targets_free(&t);
-    if (!ok)
-        return;
-    mcp_buf b;
-    mcp_buf_init(&b, 0);
-    mcp_jw w;
-    mcp_jw_init(&w, &b);
-    mcp_jw_object_begin(&w);
-    mcp_jw_key(&w, "jsonrpc");
-    mcp_jw_string(&w, "2.0");
-    mcp_jw_key(&w, "method");
-    mcp_jw_string(&w, notification);
-    mcp_jw_object_end(&w);
-    send_frame(c, &w, &b);
-    mcp_buf_cleanup(&b);
+    if (ok)
+        send_note(c, notification, NULL, NULL);
 }
