@@ -2,7 +2,7 @@
  * The case store: schema and migrations, refusing damaged, foreign and
  * newer files with a clear message, the hash-chained audit log (intact,
  * altered, truncated, protected by triggers), parameterized statements,
- * and the utilities underneath (CSV, time, money, cursors).
+ * and the utilities underneath (CSV, time, money, cursors, sorted sets).
  */
 #include "amltest.h"
 
@@ -404,7 +404,45 @@ static void test_cursor(void)
     T_EQ_INT(aml_cursor_decode("'; DROP TABLE cases; --", back, sizeof back), -1);
 }
 
+/* aml_ivec_uniq against qsort and a plain dedupe: small (qsort) and large (radix) vectors, negative
+ * numbers, the extremes, keys that differ only in a high byte, many duplicates. */
+static void test_ivec_uniq(void)
+{
+    static const size_t sizes[] = {1, 2, 1023, 1024, 5000, 300000};
+    uint64_t seed = 42;
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z];
+        aml_ivec a = {0};
+        int64_t *ref = malloc(n * sizeof *ref);
+        T_NOT_NULL(ref);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            int64_t x;
+            switch (i % 5) {
+            case 0: x = (int64_t)(seed >> 1) - INT64_MAX / 2; break;           /* anywhere, either sign */
+            case 1: x = (int64_t)(seed >> 48) % 997; break;                    /* small, many duplicates */
+            case 2: x = -(int64_t)(seed >> 50); break;                         /* small negative */
+            case 3: x = (int64_t)((seed >> 60) << 56); break;                  /* only the top byte set */
+            default: x = i % 2 ? INT64_MAX : INT64_MIN; break;
+            }
+            ref[i] = x;
+            T_EQ_INT(aml_ivec_push(&a, x), 0);
+        }
+        qsort(ref, n, sizeof *ref, aml_cmp_i64);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!k || ref[i] != ref[k - 1])
+                ref[k++] = ref[i];
+        aml_ivec_uniq(&a);
+        T_EQ_INT((long long)a.n, (long long)k);
+        T_TRUE(memcmp(a.v, ref, k * sizeof *ref) == 0);
+        free(ref);
+        free(a.v);
+    }
+}
+
 TEST_MAIN(TEST(test_migrations), TEST(test_reopen), TEST(test_missing_file), TEST(test_garbage_file),
           TEST(test_damaged_file), TEST(test_foreign_db), TEST(test_newer_schema), TEST(test_audit_intact),
           TEST(test_audit_tampered), TEST(test_audit_rehashed_row), TEST(test_audit_deleted),
-          TEST(test_parameterized), TEST(test_csv), TEST(test_time_money), TEST(test_cursor))
+          TEST(test_parameterized), TEST(test_csv), TEST(test_time_money), TEST(test_cursor),
+          TEST(test_ivec_uniq))

@@ -836,11 +836,60 @@ int aml_ivec_push(aml_ivec *a, int64_t x)
     return 0;
 }
 
+/*
+ * Ascending order by LSD radix sort, a byte a pass, of the keys with the
+ * sign bit flipped (so that unsigned order is signed order); a pass where
+ * every key has the same byte is skipped, so a few million account
+ * numbers take three passes. The scan sorts every transaction's two
+ * accounts this way before the job starts, while no other thread can
+ * help: qsort's comparisons through a function pointer took 0.4 s of the
+ * 1.7M-transaction bank's 1 s there. -1 (nothing changed): no memory for
+ * the second buffer.
+ */
+static int radix_i64(int64_t *v, size_t n)
+{
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    size_t(*count)[256] = calloc(8, sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return -1;
+    }
+    uint64_t *src = (uint64_t *)(void *)v, *dst = tmp;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = src[i] ^ UINT64_C(0x8000000000000000);
+        src[i] = k;
+        for (int b = 0; b < 8; b++)
+            count[b][(k >> (b * 8)) & 0xff]++;
+    }
+    for (int b = 0; b < 8; b++) {
+        if (count[b][(src[0] >> (b * 8)) & 0xff] == n)
+            continue; /* one value of this byte: the order stays */
+        size_t at = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = count[b][d];
+            count[b][d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[b][(src[i] >> (b * 8)) & 0xff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (int64_t)(src[i] ^ UINT64_C(0x8000000000000000));
+    free(tmp);
+    free(count);
+    return 0;
+}
+
 void aml_ivec_uniq(aml_ivec *a)
 {
     if (!a->n)
         return;
-    aml_sort(a->v, a->n, sizeof *a->v, aml_cmp_i64);
+    if (a->n < 1024 || radix_i64(a->v, a->n))
+        aml_sort(a->v, a->n, sizeof *a->v, aml_cmp_i64);
     size_t k = 1;
     for (size_t i = 1; i < a->n; i++)
         if (a->v[i] != a->v[k - 1])
