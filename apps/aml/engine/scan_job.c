@@ -222,7 +222,29 @@ typedef struct scan_shared {
     held holds[AML_SCAN_JOBS_MAX + 1]; /* by thread index (0: the caller's thread) */
     pthread_cond_t beat_cv; /* wakes the heartbeat to stop */
     int beat_stop;
+    pthread_cond_t batch_cv; /* a batch of this process was kept, or the scan is stopping */
+    pthread_mutex_t write_mu; /* the writing transactions of this process's scan threads, one at a time */
 } scan_shared;
+
+/*
+ * Around a writing transaction of a scan thread or the heartbeat: the
+ * scan's own lock, then the caller's write lock if any. SQLite lets one
+ * writer at a time in and makes the others wait in its busy handler,
+ * which sleeps 1, 2, 5, 10 ms and more, far longer than the claim or
+ * commit it waits for; here a thread waits on a mutex instead and goes
+ * in the moment the other is done. Other processes (scan --worker) are
+ * still waited for by the busy handler.
+ */
+static void shared_wlock(scan_shared *sh, aml_store *s, int on)
+{
+    if (on) {
+        pthread_mutex_lock(&sh->write_mu);
+        wlock(sh->o, s, 1);
+    } else {
+        wlock(sh->o, s, 0);
+        pthread_mutex_unlock(&sh->write_mu);
+    }
+}
 
 /* A claimed batch. */
 typedef struct claim {
@@ -385,6 +407,26 @@ static void after_batch(aml_store *s, scan_shared *sh, int64_t evaluated)
         sh->stop = 1;
     if (sh->o->max_batches > 0 && sh->batches_here >= sh->o->max_batches)
         sh->stop = 1;
+    pthread_cond_broadcast(&sh->batch_cv);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/*
+ * Waits until a thread of this process keeps a batch or the scan stops, or
+ * 100 ms at most (batches held by other processes are looked at again then).
+ */
+static void wait_others(scan_shared *sh)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 100 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&sh->mu);
+    if (!sh->stop)
+        pthread_cond_timedwait(&sh->batch_cv, &sh->mu, &until);
     pthread_mutex_unlock(&sh->mu);
 }
 
@@ -452,9 +494,9 @@ static int run_batch(aml_store *s, scan_shared *sh, int index, const char *me, c
     if (!rc && lost) {
         kept = 0;
     } else if (!rc) {
-        wlock(sh->o, s, 1);
+        shared_wlock(sh, s, 1);
         kept = batch_done(s, &sh->r, me, c, &m, evaluated, err);
-        wlock(sh->o, s, 0);
+        shared_wlock(sh, s, 0);
     }
     scan_matches_free(&m);
     if (kept < 0)
@@ -481,9 +523,9 @@ static int work(aml_store *s, scan_shared *sh, int index, aml_err *err)
     aml_screener *scr = NULL;
     int rc = aml_screener_new(s, &scr, err);
     while (!rc && !stopping(sh)) {
-        wlock(sh->o, s, 1);
+        shared_wlock(sh, s, 1);
         int got = claim_next(s, sh, me, &c, err);
-        wlock(sh->o, s, 0);
+        shared_wlock(sh, s, 0);
         if (got < 0) {
             rc = -1;
         } else if (got) {
@@ -496,7 +538,7 @@ static int work(aml_store *s, scan_shared *sh, int index, aml_err *err)
             }
             if (done == all)
                 break;
-            usleep(100 * 1000); /* others hold the rest: wait for them or for their lease to end */
+            wait_others(sh); /* others hold the rest: wait for them or for their lease to end */
         }
     }
     free(c.accts.v);
@@ -520,6 +562,7 @@ static void fail(scan_shared *sh, const aml_err *err)
         sh->err = *err;
     }
     sh->stop = 1;
+    pthread_cond_broadcast(&sh->batch_cv);
     pthread_mutex_unlock(&sh->mu);
 }
 
@@ -601,9 +644,15 @@ static void renew_all(aml_store *s, scan_shared *sh)
     held now[AML_SCAN_JOBS_MAX + 1];
     memcpy(now, sh->holds, sizeof now);
     pthread_mutex_unlock(&sh->mu);
-    int got[AML_SCAN_JOBS_MAX + 1];
+    int got[AML_SCAN_JOBS_MAX + 1], any = 0;
+    for (int i = 0; i <= AML_SCAN_JOBS_MAX; i++)
+        any |= now[i].active;
+    if (any)
+        shared_wlock(sh, s, 1); /* the renewals write: in turn with the threads' claims and commits */
     for (int i = 0; i <= AML_SCAN_JOBS_MAX; i++)
         got[i] = now[i].active ? renew(s, sh, &now[i]) : 1;
+    if (any)
+        shared_wlock(sh, s, 0);
     pthread_mutex_lock(&sh->mu);
     for (int i = 0; i <= AML_SCAN_JOBS_MAX; i++) {
         held *h = &sh->holds[i];
@@ -811,9 +860,13 @@ int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *st
         fprintf(out, "scan: the store has no transactions\n");
     if (rc == 0) {
         pthread_mutex_init(&sh.mu, NULL);
+        pthread_mutex_init(&sh.write_mu, NULL);
         pthread_cond_init(&sh.beat_cv, NULL);
+        pthread_cond_init(&sh.batch_cv, NULL);
         rc = scan_job(s, &sh, &st, err);
+        pthread_cond_destroy(&sh.batch_cv);
         pthread_cond_destroy(&sh.beat_cv);
+        pthread_mutex_destroy(&sh.write_mu);
         pthread_mutex_destroy(&sh.mu);
     }
     st.seconds = (double)(aml_mono_ns() - t0) / 1e9;
