@@ -267,10 +267,12 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, aml_sc
     aml_params_default(&p);
     /* One read transaction for the whole batch: outside one, SQLite takes and drops its file locks
      * (fcntl, fstat) around every statement, which cost a third of the scan. A deferred (read)
-     * transaction: writers in other threads and processes are not held up. The engine's reference data
-     * is read once for the batch (on PostgreSQL each read is a round trip). */
+     * transaction: writers in other threads and processes are not held up. The caller's, when it
+     * holds one across batches (scan_job.c). The engine's reference data is read once for the batch
+     * (on PostgreSQL each read is a round trip). */
     aml_engine_ctx *ctx = NULL;
-    int rc = aml_exec(s, "BEGIN", err);
+    int own = !aml_in_tx(s);
+    int rc = own ? aml_exec(s, "BEGIN", err) : 0;
     if (!rc)
         rc = aml_engine_ctx_load(s, &ctx, err);
     for (size_t i = 0; i < accts->n && !rc; i++) {
@@ -289,7 +291,7 @@ int scan_evaluate(aml_store *s, const scan_run *r, const aml_ivec *accts, aml_sc
     aml_engine_ctx_free(ctx);
     if (rc)
         aml_rollback(s);
-    else if (aml_commit(s, err))
+    else if (own && aml_commit(s, err))
         rc = -1;
     return rc;
 }

@@ -39,8 +39,10 @@ int scan_marks(aml_store *s, scan_run *r, aml_err *err);
 /** Internal accounts touched by the new transactions of the window, ascending. */
 int scan_touched_accounts(aml_store *s, const scan_run *r, aml_ivec *accts, aml_err *err);
 /**
- * Every typology over each account on its own (in one read transaction),
- * the matches appended to m; *evaluated counts the accounts. scr: T15's
+ * Every typology over each account on its own (in one read transaction:
+ * the caller's if s is in one, else its own), the matches appended to m;
+ * *evaluated counts the accounts. On an error a transaction of the
+ * caller's is rolled back too. scr: T15's
  * screener, kept by the caller across its batches so that a name is
  * screened once per thread.
  */
