@@ -11,6 +11,11 @@
 #                  OAuth resource server, each call's bearer JWT (ALG)
 #                  verified with the cached key (stateless mode only);
 #                  auth-cached: the verified-token cache on
+#   pool-noacct    bench_http_server_noacct --pool: libmcp-pool built without
+#                  what the HTTP transport counts per client and per byte
+#                  (quotas, byte budgets, pool flows: MCP_BENCH_NO_ACCOUNTING),
+#                  right after libmcp-pool in every round: the A/B of that
+#                  accounting's cost per call
 #   ts-sdk         bench/http/ts_server.mjs: the official TypeScript SDK
 #                  (McpServer + StreamableHTTPServerTransport on node:http),
 #                  same tool and schema, enableJsonResponse: true
@@ -41,14 +46,16 @@
 # It builds nothing: `make bench` builds the programs first. The TS peer is
 # installed here (npm ci --prefix bench/peers/ts-server) when missing.
 # usage: sh bench/http/run.sh BUILD_DIR    (e.g. build/bench)
-#   ROUNDS=N (default 3) and DURATION=S (default 2) change the run length.
+#   ROUNDS=N (default 3) and DURATION=S (default 2) change the run length;
+#   ONLY=accounting runs libmcp-pool and pool-noacct alone (the A/B).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build/bench}
 bin="$build/bench"
 rounds=${ROUNDS:-3}
 dur=${DURATION:-2}
-for p in bench_http_server bench_http_server_auth bench_http_canned; do
+only=${ONLY:-}
+for p in bench_http_server bench_http_server_auth bench_http_server_noacct bench_http_canned; do
   if [ ! -x "$bin/$p" ]; then
     echo "run.sh: $bin/$p is missing; build it with make bench" >&2
     exit 1
@@ -189,8 +196,14 @@ round=1
 while [ "$round" -le "$rounds" ]; do
   for mode in stateful stateless; do
     MCP_PROTOCOL=$([ "$mode" = stateful ] && echo 2025-11-25 || echo 2026-07-28)
+    if [ "$only" = accounting ]; then
+      bench_one libmcp-pool "$mode" 1 "$bin/bench_http_server" --pool
+      bench_one pool-noacct "$mode" 1 "$bin/bench_http_server_noacct" --pool
+      continue
+    fi
     bench_one canned "$mode" 1 "$bin/bench_http_canned"
     bench_one libmcp-pool "$mode" 1 "$bin/bench_http_server" --pool
+    bench_one pool-noacct "$mode" 1 "$bin/bench_http_server_noacct" --pool
     bench_one libmcp-inline "$mode" 1 "$bin/bench_http_server"
     if [ "$have_node" = 1 ]; then
       # The SDK's newest version; it answers 400 to 2026-07-28.
@@ -199,6 +212,10 @@ while [ "$round" -le "$rounds" ]; do
       bench_one ts-sdk "$mode" 3 node "$here/ts_server.mjs" "$mode"
     fi
   done
+  if [ "$only" = accounting ]; then
+    round=$((round + 1))
+    continue
+  fi
   # Authorized (stateless, bearer JWT with the echo tool's scope): every
   # signature checked with the cached key, per algorithm; and the verified-
   # token cache on (a client reusing its token).
@@ -316,6 +333,15 @@ awk -v hz="$hz" -v bad="$bad" '
       if (CPU[a] > 0 && CPU[b] > 0)
         printf "  libmcp-pool / libmcp-inline CPU per call %-9s %2d conn: %.2fx (the hand-off to a worker and back)\n", m, k,
                CPU[a] / CPU[b]
+    }
+    printf "\naccounting per client and per byte (quotas, byte budgets, pool flows): libmcp-pool against the\n"
+    printf "same server built without it (pool-noacct), server CPU per call (target: at most 5%% more)\n"
+    for (mi = 1; mi <= 2; mi++) for (ki = 1; ki <= 2; ki++) {
+      m = modes[mi]; k = ks[ki]; a = "libmcp-pool " m " " k; b = "pool-noacct " m " " k
+      if (CPU[a] > 0 && CPU[b] > 0) {
+        r = 100 * (CPU[a] - CPU[b]) / CPU[b]
+        printf "  %-9s %2d conn: %6.2f vs %6.2f us/call: %+5.1f%% (%s)\n", m, k, CPU[a], CPU[b], r, r <= 5 ? "met" : "NOT met"
+      }
     }
     printf "\nauthorization: server CPU per call over libmcp-inline stateless at the same connection count\n"
     printf "  (auth-ALG = the JWT signature verified on every call with the cached key; auth-cached = the\n"

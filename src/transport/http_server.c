@@ -101,6 +101,17 @@
 #define MAX_REPLAY_EVENTS 256u          /* kept per legacy stream for Last-Event-ID (and bytes, above) */
 #define MAX_STREAMS_PER_SESSION 256u    /* resumable streams kept per session */
 
+/* For bench/http only (bench_http_server_noacct, never a library build):
+ * MCP_BENCH_NO_ACCOUNTING compiles out what the server counts per client
+ * and per byte (the quotas on sessions, requests and streams, the
+ * per-address connection cap, the byte accounting behind max_buffer_bytes
+ * and the pool flows), so that its cost per call can be measured. */
+#ifdef MCP_BENCH_NO_ACCOUNTING
+#define ACCOUNTING 0
+#else
+#define ACCOUNTING 1
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Types                                                                     */
 
@@ -1028,6 +1039,8 @@ static void hreq_unref(hreq *r);
 /* Bytes held for responses, server-wide: added and taken without a lock. */
 static void account(mcp_http_server *hs, size_t add, size_t sub)
 {
+    if (!ACCOUNTING)
+        return;
     if (add)
         __atomic_add_fetch(&hs->buffered, add, __ATOMIC_RELAXED);
     if (sub)
@@ -1532,6 +1545,8 @@ static mcp_status route_sse_transport(const char *data, size_t len, const mcp_rp
  */
 static uint64_t client_flow(mcp_http_server *hs, const char *owner, const char *addr)
 {
+    if (!ACCOUNTING)
+        return 0;
     char key[MCP__PRINCIPAL_KEY_SIZE + 72];
     snprintf(key, sizeof key, "%c%s", owner[0] ? 'p' : 'a', owner[0] ? owner : addr);
     return mcp__quota_hash(hs->quota, key);
@@ -1606,6 +1621,8 @@ enum { REFUSED_SERVER = 1, REFUSED_ADDRESS, REFUSED_PRINCIPAL };
  */
 static int session_quota_locked(const mcp_http_server *hs, const char *addr, const char *owner)
 {
+    if (!ACCOUNTING)
+        return 0;
     unsigned by_addr = 0, by_owner = 0;
     for (const session *s = hs->sessions; s; s = s->next) {
         by_addr += addr[0] && !strcmp(s->addr, addr);
@@ -2540,6 +2557,8 @@ static enum MHD_Result reply_over_quota(hreq *r, const mcp_rpc_id *id, int kind,
 static int quota_admit(hreq *r, int kind, const mcp_rpc_id *id, enum MHD_Result *res)
 {
     mcp_http_server *hs = r->hs;
+    if (!ACCOUNTING)
+        return 1;
     char ka[80], kp[80];
     quota_keys(r, kind, ka, sizeof ka, kp, sizeof kp);
     unsigned la = kind == HOLD_STREAM ? hs->streams_per_address : hs->requests_per_address;
@@ -2571,7 +2590,7 @@ static enum MHD_Result handle_post(hreq *r)
     r->is_request = m.kind == MCP_RPC_REQUEST;
     if (r->is_request)
         copy_id(&m.id, &r->id, &r->id_str);
-    enum MHD_Result res;
+    enum MHD_Result res = MHD_NO;
     if (!scopes_ok(r, &m, &res)) {
         mcp_rpc_msg_cleanup(&m);
         return res;
@@ -3402,7 +3421,8 @@ static mcp_status start_daemon(mcp_http_server *hs, const mcp_http_opts *o, cons
                                MHD_OPTION_CONNECTION_LIMIT,
                                o->max_connections ? o->max_connections : DEFAULT_MAX_CONNECTIONS,
                                MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                               o->max_connections_per_address ? o->max_connections_per_address
+                               !ACCOUNTING                    ? 0u
+                               : o->max_connections_per_address ? o->max_connections_per_address
                                                               : DEFAULT_CONNECTIONS_PER_ADDRESS,
                                MHD_OPTION_CONNECTION_TIMEOUT, hs->conn_timeout_s, MHD_OPTION_NOTIFY_CONNECTION,
                                on_connection, hs, MHD_OPTION_NOTIFY_COMPLETED, request_completed, hs,
