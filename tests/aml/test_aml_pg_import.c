@@ -380,8 +380,8 @@ static int64_t q1(aml_store *s, const char *sql)
 /*
  * Text that COPY's text format would have to escape (tab, newline, carriage return, backslash, "\\N") and
  * UTF-8 beyond ASCII arrives byte for byte through the bulk load's binary COPY; the load puts back the
- * primary key it took down, and the rowid triggers: a transaction inserted afterwards without its key gets
- * the next one.
+ * keys it took down (transactions', and the keys and index of accounts, empty before), and the rowid
+ * triggers: a transaction inserted afterwards without its key gets the next one.
  */
 static void test_bulk_text_and_keys(void)
 {
@@ -402,6 +402,12 @@ static void test_bulk_text_and_keys(void)
     T_EQ_INT(q1(pg, "SELECT count(*) FROM transactions WHERE memo = E'l1\\nl2\\r\\nl3\\t\\\\'"), 1);
     T_EQ_INT(q1(pg, "SELECT count(*) FROM transactions WHERE txn_ref IS NULL AND txn_no = 2"), 1);
     T_EQ_INT(q1(pg, "SELECT count(*) FROM pg_constraint WHERE conrelid = 'transactions'::regclass AND contype = 'p'"), 1);
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM pg_constraint WHERE conrelid = 'accounts'::regclass AND "
+                    "(conname, contype) IN (('accounts_pkey', 'p'), ('accounts_account_id_key', 'u'))"),
+             2);
+    T_EQ_INT(q1(pg, "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = "
+                    "'accounts_country'"),
+             1);
     T_EQ_INT(q1(pg, "SELECT count(*) FROM pg_trigger WHERE tgname IN ('transactions_rowid', 'accounts_rowid') AND "
                     "tgrelid IN ('transactions'::regclass, 'accounts'::regclass)"), 2);
     T_EQ_INT(aml_exec(pg, "INSERT INTO transactions(booked_at, from_acct, amount_minor, currency, "
@@ -431,8 +437,9 @@ static void test_failed_import_keeps_nothing(void)
     T_EQ_INT(q1(pg, "SELECT count(*) FROM accounts"), 0);
     T_EQ_INT(q1(pg, "SELECT count(*) FROM customers"), 0);
     T_EQ_INT(q1(pg, "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname IN "
-                    "('tx_from', 'tx_to', 'transactions_pkey')"),
-             3);
+                    "('tx_from', 'tx_to', 'transactions_pkey', 'accounts_pkey', 'accounts_account_id_key', "
+                    "'accounts_country')"),
+             6);
     same_rows(lite, pg);
     aml_store_close(lite);
     aml_store_close(pg);
