@@ -247,6 +247,84 @@ static void test_assess_round_trips(void)
         T_EQ_INT(most, 0);
 }
 
+/* Ends the server's sessions with PostgreSQL after `ms` (pg_terminate_backend, waiting until they are gone). */
+static void *end_sessions_later(void *arg)
+{
+    long ms = *(const long *)arg;
+    sleep_ms(ms);
+    pgt_exec("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = 'mcp-server-aml'");
+    return NULL;
+}
+
+static int64_t case_assessments(const char *cid)
+{
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT count(DISTINCT assessment_id) FROM assessments WHERE case_id = '%s' AND kind = 'case'",
+             cid);
+    return count(sql);
+}
+
+/*
+ * The database server ends the session at points spread over assessCase calls (PostgreSQL): each call
+ * answers, either with the assessment of an undisturbed call or with a tool error saying the connection
+ * was lost; none hangs, none stores a partial assessment (the case keeps its one assessment id), and the
+ * call after each loss runs on a new connection and succeeds.
+ */
+static void test_connection_lost(void)
+{
+    if (aml_store_backend(store) != AML_BACKEND_PG)
+        return; /* SQLite has no connection to lose */
+    session s;
+    T_EQ_INT(open_session(&s, MCP_PROTOCOL_2025_11_25), 0);
+    const char *cid = some_case("injected", 1);
+    char args[128];
+    snprintf(args, sizeof args, "{\"caseId\":\"%s\"}", cid);
+    mcp_json_doc *base = call(&s, "assessCase", args);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    mcp_json_doc *again = call(&s, "assessCase", args);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long took = (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+    T_NOT_NULL(base);
+    T_NOT_NULL(again);
+    const mcp_json *want = mcp_json_get(result(base), "structuredContent");
+    T_NOT_NULL(want);
+    T_TRUE(mcp_json_equal(want, mcp_json_get(result(again), "structuredContent")));
+    mcp_json_doc_free(again);
+    int64_t stored = case_assessments(cid);
+    int lost = 0, ok = 0;
+    for (int i = 0; i < 8; i++) {
+        long delay = took * i / 6; /* from the call's start to after its end */
+        pthread_t th;
+        T_EQ_INT(pthread_create(&th, NULL, end_sessions_later, &delay), 0);
+        mcp_json_doc *d = call(&s, "assessCase", args);
+        pthread_join(th, NULL);
+        T_NOT_NULL(d);
+        if (d && mcp_json_bool(mcp_json_get(result(d), "isError"))) {
+            lost++;
+            if (!strstr(first_text(d), "onnection"))
+                printf("  call %d: %s\n", i, first_text(d));
+            T_TRUE(strstr(first_text(d), "onnection") != NULL);
+        } else if (d) {
+            ok++;
+            T_TRUE(mcp_json_equal(want, mcp_json_get(result(d), "structuredContent")));
+        }
+        mcp_json_doc_free(d);
+        d = call(&s, "assessCase", args); /* a new connection */
+        T_NOT_NULL(d);
+        if (d && mcp_json_bool(mcp_json_get(result(d), "isError")))
+            printf("  call %d after the loss: %s\n", i, first_text(d));
+        T_FALSE(mcp_json_bool(mcp_json_get(result(d), "isError")));
+        T_TRUE(mcp_json_equal(want, mcp_json_get(result(d), "structuredContent")));
+        mcp_json_doc_free(d);
+    }
+    printf("  sessions ended during 8 assessCase calls of %ld ms: %d answered with a tool error, %d in full\n", took,
+           lost, ok);
+    T_EQ_INT(case_assessments(cid), stored);
+    mcp_json_doc_free(base);
+    close_session(&s);
+}
+
 static void test_list_cases_pagination(void)
 {
     session s;
@@ -446,7 +524,7 @@ int main(void)
         TEST(test_founding_pair_2025_11_25), TEST(test_founding_pair_2025_06_18), TEST(test_unknown_and_no_match),
         TEST(test_assess_case_and_sar),      TEST(test_list_cases_pagination),    TEST(test_resources_and_prompt),
         TEST(test_hostile_input),            TEST(test_audit_every_call),         TEST(test_audit_names_trace),
-        TEST(test_assess_round_trips)};
+        TEST(test_assess_round_trips),      TEST(test_connection_lost)};
     mcp_set_allocator(&a);
     if (setup()) {
         printf("test_aml_mcp: 0 passed, 1 failed\n");

@@ -11,7 +11,9 @@
 #include "pgtest.h"
 #include "testlib.h"
 
+#include <pthread.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static void test_translate(void)
 {
@@ -423,6 +425,104 @@ static void test_store_open(void)
     T_TRUE(strstr(err.msg, "cannot connect") != NULL);
 }
 
+/* A backend to end after a delay, from another connection (pg_terminate_backend). */
+typedef struct killer {
+    int pid;     /* the backend */
+    long ms;     /* after this long */
+} killer;
+
+static void *kill_later(void *arg)
+{
+    const killer *k = arg;
+    struct timespec ts = {k->ms / 1000, (k->ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d)", k->pid);
+    pgt_exec(sql);
+    return NULL;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The server ends the session while statements sent ahead (a pipeline) are in flight: the statement
+ * waiting for its answer fails at once saying the connection was lost, the others sent with it do not
+ * hang or answer from the dead session, and the next statement runs on a new connection (prepared
+ * again). aml_store_resets counts the reset; aml_store_check notices a session ended while idle.
+ */
+static void test_pipeline_lost(void)
+{
+    char uri[512];
+    aml_store *s = store_fresh(uri, sizeof uri);
+    T_NOT_NULL(s);
+    if (!s)
+        return;
+    static const char slow[] = "SELECT pg_backend_pid(), pg_sleep(CAST(? AS float8))";
+    static const char quick[] = "SELECT count(*) FROM meta WHERE key <> ?";
+    aml_st *st = aml_stmt(s, slow);
+    aml_bind_text(st, 1, "0");
+    T_EQ_INT(aml_step(st), AML_ROW);
+    static killer k;
+    k.pid = (int)aml_col_int(st, 0);
+    k.ms = 300;
+    aml_reset(st);
+    aml_st *q = aml_stmt(s, quick); /* prepared now: preparing a statement would read the pipeline first */
+    aml_bind_text(q, 1, "x");
+    T_EQ_INT(aml_step(q), AML_ROW);
+    aml_reset(q);
+    T_EQ_INT(aml_store_resets(s), 0);
+    /* Both sent ahead; reading the first waits for the server, which is ended meanwhile. */
+    st = aml_stmt(s, slow);
+    aml_bind_text(st, 1, "3");
+    aml_prefetch(st);
+    q = aml_stmt(s, quick);
+    aml_bind_text(q, 1, "x");
+    aml_prefetch(q);
+    pthread_t th;
+    T_EQ_INT(pthread_create(&th, NULL, kill_later, &k), 0);
+    double t0 = mono_s();
+    st = aml_stmt(s, slow);
+    aml_bind_text(st, 1, "3");
+    T_EQ_INT(aml_step(st), -1);
+    T_TRUE(mono_s() - t0 < 2.5); /* the loss, not the 3 s sleep, ended the wait */
+    T_TRUE(strstr(aml_errmsg(s), "connection to PostgreSQL lost") != NULL);
+    aml_reset(st);
+    pthread_join(th, NULL);
+    T_EQ_INT(aml_store_resets(s), 1);
+    /* The other statement of the pipeline runs afresh, on the new connection. */
+    q = aml_stmt(s, quick);
+    aml_bind_text(q, 1, "x");
+    T_EQ_INT(aml_step(q), AML_ROW);
+    T_TRUE(aml_col_int(q, 0) > 0);
+    aml_reset(q);
+    st = aml_stmt(s, slow);
+    aml_bind_text(st, 1, "0");
+    T_EQ_INT(aml_step(st), AML_ROW);
+    int pid2 = (int)aml_col_int(st, 0);
+    T_TRUE(pid2 != k.pid);
+    aml_reset(st);
+    /* Ended while idle: the check between uses reconnects, and the next statement runs. */
+    k.pid = pid2;
+    k.ms = 0;
+    kill_later(&k);
+    for (int i = 0; i < 100 && aml_store_resets(s) == 1; i++) {
+        struct timespec ts = {0, 20000000L};
+        nanosleep(&ts, NULL);
+        aml_store_check(s);
+    }
+    T_EQ_INT(aml_store_resets(s), 2);
+    q = aml_stmt(s, quick);
+    aml_bind_text(q, 1, "x");
+    T_EQ_INT(aml_step(q), AML_ROW);
+    aml_reset(q);
+    aml_store_close(s);
+}
+
 /* Arrays bound as text come back element for element; an account map reads many accounts in one statement. */
 static void test_store_arrays(void)
 {
@@ -598,4 +698,5 @@ static void test_environment(void)
 TEST_MAIN(TEST(test_environment), TEST(test_translate), TEST(test_redact), TEST(test_password_refused),
           TEST(test_schema), TEST(test_stranger), TEST(test_concurrent_open), TEST(test_round_trip),
           TEST(test_transactions), TEST(test_stream_and_copy), TEST(test_reconnect), TEST(test_store_open),
-          TEST(test_store_copy_stream), TEST(test_store_arrays), TEST(test_audit_two_writers))
+          TEST(test_store_copy_stream), TEST(test_store_arrays), TEST(test_pipeline_lost),
+          TEST(test_audit_two_writers))

@@ -372,8 +372,28 @@ int aml_engine_run(aml_store *s, const aml_case_spec *cs, const aml_params *p, u
     return aml_engine_run_ctx(s, NULL, cs, p, mask, kind, out, err);
 }
 
+static int run_ctx(aml_store *s, const aml_engine_ctx *ctx, const aml_case_spec *cs, const aml_params *p,
+                   unsigned mask, const char *kind, aml_assessment *out, aml_err *err);
+
+/*
+ * A run whose connection was lost (aml_store_resets changed) is not trusted, whether it failed or not: a
+ * read that failed may have looked like no rows, or made a later step fail with a misleading message
+ * ("account #N is missing"). Its error says what happened.
+ */
 int aml_engine_run_ctx(aml_store *s, const aml_engine_ctx *ctx, const aml_case_spec *cs, const aml_params *p,
                        unsigned mask, const char *kind, aml_assessment *out, aml_err *err)
+{
+    int64_t resets = aml_store_resets(s);
+    int rc = run_ctx(s, ctx, cs, p, mask, kind, out, err);
+    if (aml_store_resets(s) == resets)
+        return rc;
+    if (!rc)
+        aml_assessment_free(out);
+    return aml_errf(err, "the connection to the case store was lost during the run (%s)", aml_errmsg(s));
+}
+
+static int run_ctx(aml_store *s, const aml_engine_ctx *ctx, const aml_case_spec *cs, const aml_params *p,
+                   unsigned mask, const char *kind, aml_assessment *out, aml_err *err)
 {
     memset(out, 0, sizeof *out);
     out->params = *p;

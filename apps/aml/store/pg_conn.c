@@ -188,6 +188,28 @@ int64_t aml_pg_round_trips(const aml_pg *pg)
     return pg->round_trips;
 }
 
+int64_t aml_pg_resets(const aml_pg *pg)
+{
+    return (int64_t)pg->gen - 1;
+}
+
+int aml_pg_check(aml_pg *pg)
+{
+    if (pg->npipe)
+        return 0;
+    /* Reads what the server sent while the connection sat idle (no round trip, no wait): a session it
+     * ended (pg_terminate_backend, a restart) left an error, then the end of the stream, which libpq
+     * finds only at a read of its own: it then marks the connection bad. */
+    for (int k = 0; k < 3 && PQstatus(pg->conn) == CONNECTION_OK && PQtransactionStatus(pg->conn) == PQTRANS_IDLE;
+         k++)
+        if (!PQconsumeInput(pg->conn))
+            break;
+    if (PQstatus(pg->conn) != CONNECTION_BAD)
+        return 0;
+    recover(pg);
+    return 1;
+}
+
 /* ---- connection ---------------------------------------------------------- */
 
 /* Notices ("there is already a transaction in progress") are not for the server's output. */

@@ -109,6 +109,15 @@ const char *aml_pg_sqlstate(aml_pg *pg);
  * checks at the open are not counted. See aml_store_round_trips.
  */
 int64_t aml_pg_round_trips(const aml_pg *pg);
+/** Times the connection was found lost and opened again (each reset prepares every statement again). */
+int64_t aml_pg_resets(const aml_pg *pg);
+/**
+ * Between uses: finds out, without a round trip, whether the server ended
+ * the idle session (pg_terminate_backend, a restart) and if so connects
+ * again now, so the next statement runs instead of failing. @return 1 when
+ * it reset the connection, else 0.
+ */
+int aml_pg_check(aml_pg *pg);
 
 /*
  * COPY ... FROM STDIN in text format. Fields are escaped here (backslash,

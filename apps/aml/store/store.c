@@ -221,6 +221,17 @@ int64_t aml_store_round_trips(const aml_store *s)
     return s->pg ? aml_pg_round_trips(s->pg) : 0;
 }
 
+int64_t aml_store_resets(const aml_store *s)
+{
+    return s->pg ? aml_pg_resets(s->pg) : 0;
+}
+
+void aml_store_check(aml_store *s)
+{
+    if (s->pg)
+        aml_pg_check(s->pg);
+}
+
 int64_t aml_changes(aml_store *s)
 {
     return s->pg ? aml_pg_changes(s->pg) : sqlite3_changes64(s->db);

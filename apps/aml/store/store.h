@@ -137,6 +137,23 @@ void aml_reset(aml_st *st);
  * Thread-safety: as every use of the connection (the store's lock).
  */
 int64_t aml_store_round_trips(const aml_store *s);
+/**
+ * How many times the connection to the database server was found lost and
+ * opened again (0 on SQLite). A statement that noticed the loss failed;
+ * statements after it ran on the new connection. A piece of work that
+ * sees this figure change while it runs may have read a partial answer
+ * (a failed read looks like no rows to some callers) and must not return
+ * or store it. Thread-safety: as every use of the connection.
+ */
+int64_t aml_store_resets(const aml_store *s);
+/**
+ * Before a connection is used for a new piece of work (a tool call): a
+ * PostgreSQL session the server ended while the connection was idle is
+ * noticed without a round trip and opened again, so the work runs on a
+ * working connection instead of failing at its first statement. A no-op
+ * on SQLite. Thread-safety: as every use of the connection.
+ */
+void aml_store_check(aml_store *s);
 
 /** The last error's text on this connection. */
 const char *aml_errmsg(const aml_store *s);

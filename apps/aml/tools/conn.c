@@ -7,10 +7,11 @@
 
 aml_store *aml_app_acquire(aml_app *app)
 {
-    if (app->pool)
-        return aml_pool_acquire(app->pool);
-    aml_store_lock(app->store);
-    return app->store;
+    aml_store *s = app->pool ? aml_pool_acquire(app->pool) : app->store;
+    if (!app->pool)
+        aml_store_lock(s);
+    aml_store_check(s); /* a session the server ended while idle: the call gets a new one */
+    return s;
 }
 
 void aml_app_release(aml_app *app, aml_store *s)

@@ -90,6 +90,7 @@ typedef struct ctx {
     mcp_buf text;                        /* the readable block */
     int failed;                          /* mcp_call_error was used */
     char detail[160];
+    int64_t resets;                      /* the connection's resets when the call began (aml_store_resets) */
 } ctx;
 
 static void ctx_begin(ctx *c, aml_app *app, mcp_call *call, const mcp_json *args)
@@ -102,6 +103,7 @@ static void ctx_begin(ctx *c, aml_app *app, mcp_call *call, const mcp_json *args
     mcp_jw_init(&c->w, &c->out);
     mcp_buf_init(&c->text, 0);
     c->s = aml_app_acquire(app);
+    c->resets = aml_store_resets(c->s);
 }
 
 /* Takes the write lock for the rest of the call, before its first write. */
@@ -132,6 +134,24 @@ static mcp_status tool_error(ctx *c, const char *msg)
     return mcp_call_error(c->call, "%s", msg);
 }
 
+/*
+ * 1 (with the tool error sent) when the connection to the case store was lost since the call began: what
+ * the call read may be partial (a failed read can look like no rows), so it is neither returned nor stored.
+ */
+static int ctx_lost(ctx *c)
+{
+    if (c->failed || aml_store_resets(c->s) == c->resets)
+        return 0;
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "The connection to the case store was lost during this call (%s). Nothing partial was returned or "
+             "stored; call again: the next call runs on a new connection.",
+             aml_errmsg(c->s));
+    snprintf(c->detail, sizeof c->detail, "connection lost");
+    tool_error(c, msg);
+    return 1;
+}
+
 const char *aml_audit_detail(const char *detail, const char *traceparent, char *buf, size_t cap)
 {
     if (!traceparent)
@@ -145,6 +165,8 @@ static mcp_status ctx_end(ctx *c, mcp_status st)
 {
     char resp[65] = "";
     const char *outcome = "ok";
+    if (st == MCP_OK)
+        ctx_lost(c);
     if (st == MCP_OK && !c->failed) {
         if (mcp_jw_finish(&c->w) != MCP_OK) {
             st = MCP_ERR_INTERNAL;
@@ -400,7 +422,7 @@ static mcp_status assess_common(mcp_call *call, const mcp_json *args, void *ud, 
     aml_recommendation r;
     aml_recommend(c.s, &cs, &a, &r);
     aml_assessment_write(c.s, &c.w, &cs, &a, kind, whole_case ? &r : NULL);
-    if (mcp_jw_status(&c.w) == MCP_OK) {
+    if (mcp_jw_status(&c.w) == MCP_OK && !ctx_lost(&c)) {
         char req[512];
         requested_json(mask, req, sizeof req);
         aml_err err = {{0}};
