@@ -328,8 +328,12 @@ static void test_pagination(void)
 
 /* ---- concurrency ------------------------------------------------------------ */
 
+/* MCP_UNIT_SCALE=k (the valgrind preset sets it) stretches the slow call
+ * and the waits k times: under valgrind 1,000 calls take longer than 2 s. */
 static void test_slow_never_blocks_fast(void)
 {
+    const char *scale_env = getenv("MCP_UNIT_SCALE");
+    uint64_t scale = scale_env && atoi(scale_env) > 0 ? (uint64_t)atoi(scale_env) : 1;
     mcp_server *srv = fixture_server(2, 4096);
     capture cap;
     capture_init(&cap);
@@ -337,18 +341,21 @@ static void test_slow_never_blocks_fast(void)
     T_OK(mcp_conn_new(&c, srv, capture_send, &cap));
     initialize(c);
     uint64_t t0 = mcp__mono_ns();
-    send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
-                 "\"arguments\":{\"ms\":2000}}}");
     char req[160];
+    snprintf(req, sizeof req,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+             "\"arguments\":{\"ms\":%llu}}}",
+             (unsigned long long)(2000 * scale));
+    send_line(c, req);
     for (int i = 0; i < 1000; i++) {
         snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
                                   "\"assessTypology\",\"arguments\":{\"caseId\":\"C-%d\"}}}", i, i);
         send_line(c, req);
     }
     send_line(c, "{\"jsonrpc\":\"2.0\",\"id\":\"ping\",\"method\":\"ping\"}");
-    T_TRUE(wait_for(&cap, "\"id\":\"ping\"", 1000) >= 0);
+    T_TRUE(wait_for(&cap, "\"id\":\"ping\"", (long)(1000 * scale)) >= 0);
     /* All 1000 fast calls answered, each with its own id, while the slow one runs. */
-    for (int t = 0; t < 1500 && capture_count(&cap) < 1002; t++)
+    for (uint64_t t = 0; t < 1500 * scale && capture_count(&cap) < 1002; t++)
         sleep_ms(1);
     T_TRUE(capture_find(&cap, "\"id\":\"slow\"") < 0);
     size_t answered = 0;
@@ -369,10 +376,10 @@ static void test_slow_never_blocks_fast(void)
     pthread_mutex_unlock(&cap.mu);
     T_EQ_SIZE(answered, 1000);
     uint64_t fast_done = mcp__mono_ns() - t0;
-    T_TRUE(fast_done < 1900ull * 1000000ull);
+    T_TRUE(fast_done < 1900ull * 1000000ull * scale);
     /* Cancelling the slow call stops it: no answer, the handler returns. */
     send_line(c, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"slow\"}}");
-    for (int t = 0; t < 500; t++) {
+    for (uint64_t t = 0; t < 500 * scale; t++) {
         pthread_mutex_lock(&c->mu);
         unsigned running = c->running;
         pthread_mutex_unlock(&c->mu);
@@ -380,7 +387,7 @@ static void test_slow_never_blocks_fast(void)
             break;
         sleep_ms(2);
     }
-    T_TRUE(mcp__mono_ns() - t0 < 1900ull * 1000000ull); /* stopped well before its 2 s */
+    T_TRUE(mcp__mono_ns() - t0 < 1900ull * 1000000ull * scale); /* stopped well before its 2 s */
     T_EQ_INT(capture_find(&cap, "\"id\":\"slow\""), -1);
     mcp_conn_free(c);
     mcp_server_free(srv);
