@@ -36,14 +36,9 @@ check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
 }
 finish() { echo "aml_lb: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
 
+. "$src/tests/lib/aml_lb.sh"
 pids=""
-cleanup() {
-  for p in $pids; do kill "$p" 2>/dev/null; done
-  sleep 0.3
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
-  wait 2>/dev/null
-}
-trap cleanup EXIT
+trap lb_stop EXIT
 trap 'exit 1' INT TERM HUP
 
 if ! command -v haproxy >/dev/null 2>&1; then
@@ -72,49 +67,14 @@ if ! "$aml" gen --seed 2 --customers 30 --days 60 --instances 1 --db "$db" >"$wo
 fi
 
 # ---- three servers on free ports -------------------------------------------------------------
-ports=""
-for n in 1 2 3; do
-  "$aml" --db "$db" --http 127.0.0.1:0 --actor "srv$n" >"$work/srv$n.out" 2>"$work/srv$n.log" &
-  eval "pid$n=$!"
-  pids="$pids $!"
-done
-for n in 1 2 3; do
-  port=""
-  for _ in $(seq 1 100); do
-    port=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/mcp.*|\1|p' "$work/srv$n.log" | head -n 1)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  if [ -z "$port" ]; then fail "server $n did not start"; cat "$work/srv$n.log"; finish; fi
-  eval "port$n=$port"
-  ports="$ports $port"
-done
+lb_servers "$aml" "$db" "$work" srv || { fail "a server did not start"; finish; }
 check "GET /healthz on a server answers ok" \
   sh -c "curl -sf http://127.0.0.1:$port1/healthz | grep -qx ok"
 
 # ---- HAProxy with deploy/haproxy.cfg ---------------------------------------------------------
-# The example as it is, but for a temporary folder and this user: no chroot,
-# user, group or stats socket under /run; the log on stdout (into a file).
-make_cfg() { # make_cfg LB_PORT
-  sed -e '/^[[:space:]]*\(chroot\|user\|group\|stats socket\)[[:space:]]/d' \
-      -e 's|^\([[:space:]]*\)log /dev/log local0|\1log stdout format raw local0|' \
-      -e "s|^\([[:space:]]*\)bind 127\.0\.0\.1:8080$|\1bind 127.0.0.1:$1|" \
-      -e "s|server aml1 127\.0\.0\.1:8081|server aml1 127.0.0.1:$port1|" \
-      -e "s|server aml2 127\.0\.0\.1:8082|server aml2 127.0.0.1:$port2|" \
-      -e "s|server aml3 127\.0\.0\.1:8083|server aml3 127.0.0.1:$port3|" \
-      "$src/deploy/haproxy.cfg" >"$work/haproxy.cfg"
-}
+# The example as it is, but for a temporary folder and this user (tests/lib/aml_lb.sh).
 check "deploy/haproxy.cfg is valid (haproxy -c)" haproxy -c -q -f "$src/deploy/haproxy.cfg"
-lb=""
-for _ in 1 2 3 4 5 6 7 8; do
-  try=$(( $(od -An -N2 -tu2 /dev/urandom) % 20000 + 30000 ))
-  make_cfg "$try"
-  haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
-  hp=$!
-  sleep 0.5
-  if kill -0 "$hp" 2>/dev/null; then lb=$try; pids="$pids $hp"; break; fi
-done
-if [ -z "$lb" ]; then fail "haproxy did not start"; cat "$work/haproxy.log"; finish; fi
+lb_haproxy "$src" "$work" || { fail "haproxy did not start"; finish; }
 changed=$(diff "$src/deploy/haproxy.cfg" "$work/haproxy.cfg" | grep -c '^>')
 check "the configuration run differs from the example in 5 lines (log, bind, 3 servers): $changed" [ "$changed" -eq 5 ]
 # Wait until the health checks have taken all three servers in.
