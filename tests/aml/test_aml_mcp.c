@@ -265,10 +265,45 @@ static int64_t case_assessments(const char *cid)
 }
 
 /*
- * The database server ends the session at points spread over assessCase calls (PostgreSQL): each call
- * answers, either with the assessment of an undisturbed call or with a tool error saying the connection
- * was lost; none hangs, none stores a partial assessment (the case keeps its one assessment id), and the
- * call after each loss runs on a new connection and succeeds.
+ * Calls `tool` with `args` 8 times, the database server ending the session at points spread from the
+ * call's start to after its end: each answer is the undisturbed one (`want`) or a tool error naming the
+ * lost connection, none hangs, and the call after each loss runs on a new connection and succeeds.
+ */
+static void lose_during(session *s, const char *tool, const char *args, const mcp_json *want, long took)
+{
+    int lost = 0, ok = 0;
+    for (int i = 0; i < 8; i++) {
+        long delay = took * i / 6;
+        pthread_t th;
+        T_EQ_INT(pthread_create(&th, NULL, end_sessions_later, &delay), 0);
+        mcp_json_doc *d = call(s, tool, args);
+        pthread_join(th, NULL);
+        T_NOT_NULL(d);
+        if (d && mcp_json_bool(mcp_json_get(result(d), "isError"))) {
+            lost++;
+            if (!strstr(first_text(d), "onnection"))
+                printf("  %s call %d: %s\n", tool, i, first_text(d));
+            T_TRUE(strstr(first_text(d), "onnection") != NULL);
+        } else if (d) {
+            ok++;
+            T_TRUE(mcp_json_equal(want, mcp_json_get(result(d), "structuredContent")));
+        }
+        mcp_json_doc_free(d);
+        d = call(s, tool, args); /* a new connection */
+        T_NOT_NULL(d);
+        if (d && mcp_json_bool(mcp_json_get(result(d), "isError")))
+            printf("  %s call %d after the loss: %s\n", tool, i, first_text(d));
+        T_FALSE(mcp_json_bool(mcp_json_get(result(d), "isError")));
+        T_TRUE(mcp_json_equal(want, mcp_json_get(result(d), "structuredContent")));
+        mcp_json_doc_free(d);
+    }
+    printf("  sessions ended during 8 %s calls of %ld ms: %d answered with a tool error, %d in full\n", tool, took,
+           lost, ok);
+}
+
+/*
+ * The database server ends the session during assessCase and caseGraph calls (PostgreSQL): see
+ * lose_during; and no partial assessment is stored (the case keeps its one assessment id).
  */
 static void test_connection_lost(void)
 {
@@ -279,49 +314,26 @@ static void test_connection_lost(void)
     const char *cid = some_case("injected", 1);
     char args[128];
     snprintf(args, sizeof args, "{\"caseId\":\"%s\"}", cid);
-    mcp_json_doc *base = call(&s, "assessCase", args);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    mcp_json_doc *again = call(&s, "assessCase", args);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    long took = (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-    T_NOT_NULL(base);
-    T_NOT_NULL(again);
-    const mcp_json *want = mcp_json_get(result(base), "structuredContent");
-    T_NOT_NULL(want);
-    T_TRUE(mcp_json_equal(want, mcp_json_get(result(again), "structuredContent")));
-    mcp_json_doc_free(again);
-    int64_t stored = case_assessments(cid);
-    int lost = 0, ok = 0;
-    for (int i = 0; i < 8; i++) {
-        long delay = took * i / 6; /* from the call's start to after its end */
-        pthread_t th;
-        T_EQ_INT(pthread_create(&th, NULL, end_sessions_later, &delay), 0);
-        mcp_json_doc *d = call(&s, "assessCase", args);
-        pthread_join(th, NULL);
-        T_NOT_NULL(d);
-        if (d && mcp_json_bool(mcp_json_get(result(d), "isError"))) {
-            lost++;
-            if (!strstr(first_text(d), "onnection"))
-                printf("  call %d: %s\n", i, first_text(d));
-            T_TRUE(strstr(first_text(d), "onnection") != NULL);
-        } else if (d) {
-            ok++;
-            T_TRUE(mcp_json_equal(want, mcp_json_get(result(d), "structuredContent")));
-        }
-        mcp_json_doc_free(d);
-        d = call(&s, "assessCase", args); /* a new connection */
-        T_NOT_NULL(d);
-        if (d && mcp_json_bool(mcp_json_get(result(d), "isError")))
-            printf("  call %d after the loss: %s\n", i, first_text(d));
-        T_FALSE(mcp_json_bool(mcp_json_get(result(d), "isError")));
-        T_TRUE(mcp_json_equal(want, mcp_json_get(result(d), "structuredContent")));
-        mcp_json_doc_free(d);
+    static const char *const tools[] = {"assessCase", "caseGraph"};
+    for (int k = 0; k < 2; k++) {
+        mcp_json_doc *base = call(&s, tools[k], args);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        mcp_json_doc *again = call(&s, tools[k], args);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        long took = (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+        T_NOT_NULL(base);
+        T_NOT_NULL(again);
+        const mcp_json *want = base ? mcp_json_get(result(base), "structuredContent") : NULL;
+        T_NOT_NULL(want);
+        T_TRUE(mcp_json_equal(want, again ? mcp_json_get(result(again), "structuredContent") : NULL));
+        mcp_json_doc_free(again);
+        int64_t stored = case_assessments(cid);
+        if (want)
+            lose_during(&s, tools[k], args, want, took);
+        T_EQ_INT(case_assessments(cid), stored);
+        mcp_json_doc_free(base);
     }
-    printf("  sessions ended during 8 assessCase calls of %ld ms: %d answered with a tool error, %d in full\n", took,
-           lost, ok);
-    T_EQ_INT(case_assessments(cid), stored);
-    mcp_json_doc_free(base);
     close_session(&s);
 }
 

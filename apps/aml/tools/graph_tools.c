@@ -22,6 +22,7 @@ typedef struct gctx {
     aml_store *s; /* the call's connection */
     mcp_call *call;
     char req_sha[65], resp_sha[65];
+    int64_t resets;        /* the connection's resets when the call began (aml_store_resets) */
     char case_id[AML_CASE_ID_MAX + 1];
     const char *outcome;
     char detail[160];
@@ -35,6 +36,7 @@ static void gctx_begin(gctx *c, aml_app *app, mcp_call *call, const mcp_json *ar
     c->outcome = "ok";
     aml_args_sha256(args, c->req_sha);
     c->s = aml_app_acquire(app);
+    c->resets = aml_store_resets(c->s);
 }
 
 static mcp_status gctx_end(gctx *c, mcp_status st)
@@ -64,6 +66,24 @@ static mcp_status gfail(gctx *c, const char *msg)
 {
     c->outcome = "error";
     return mcp_call_error(c->call, "%s", msg);
+}
+
+/*
+ * 1, with the tool error in *st, when the connection to the case store was lost since the call began: a
+ * read that failed may have looked like no rows, so the trail may be partial and is not sent.
+ */
+static int glost(gctx *c, mcp_status *st)
+{
+    if (aml_store_resets(c->s) == c->resets)
+        return 0;
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "The connection to the case store was lost during this call (%s). Nothing partial was returned; "
+             "call again: the next call runs on a new connection.",
+             aml_errmsg(c->s));
+    snprintf(c->detail, sizeof c->detail, "connection lost");
+    *st = gfail(c, msg);
+    return 1;
 }
 
 /* Sends the trail as structuredContent (its digest is the audited result). */
@@ -168,7 +188,7 @@ static mcp_status trace_funds(mcp_call *call, const mcp_json *args, void *ud)
         char msg[600];
         snprintf(msg, sizeof msg, "The trail could not be traced: %s", err.msg);
         st = gfail(&c, msg);
-    } else {
+    } else if (!glost(&c, &st)) {
         if ((st = send_structured(&c, &t)) == MCP_OK)
             st = send_text(&c, &t, NULL);
         snprintf(c.detail, sizeof c.detail, "%zu nodes, %zu edges, %zu folds", t.nnodes, t.nedges, t.nfolds);
@@ -216,7 +236,9 @@ static mcp_status case_graph(mcp_call *call, const mcp_json *args, void *ud)
     aml_err err = {{0}};
     mcp_status st = MCP_OK;
     int64_t t0 = aml_mono_ns();
-    if (aml_draw(&t, format, &img, &err)) {
+    if (glost(&c, &st)) {
+        /* the tool error is sent */
+    } else if (aml_draw(&t, format, &img, &err)) {
         char msg[600];
         snprintf(msg, sizeof msg, "The case graph could not be drawn: %s", err.msg);
         st = gfail(&c, msg);
