@@ -76,6 +76,13 @@ static int high_water(aml_store *s, int64_t *hw)
 static int chain_head(aml_store *s, int64_t *seq, char prev[65])
 {
     int pg = aml_store_backend(s) == AML_BACKEND_PG;
+    if (pg) {
+        /* The lock and the two reads in one round trip (aml_prefetch): the server runs them in this order,
+         * so the reads still come after the lock is granted. */
+        aml_prefetch(aml_stmt(s, audit_lock_pg));
+        aml_prefetch(aml_stmt(s, audit_last));
+        aml_prefetch(aml_stmt(s, audit_hw_pg));
+    }
     aml_st *st = pg ? aml_stmt(s, audit_lock_pg) : NULL;
     if (pg && (!st || aml_step(st) < 0))
         return -1;
