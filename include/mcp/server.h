@@ -603,7 +603,9 @@ MCP_API int mcp_call_has_scope(const mcp_call *call, const char *scope);
  * (elicitation), a model completion (sampling), or the client's roots.
  * One API serves both eras:
  *   - legacy: the server sends the request to the client and the handler
- *     waits for the answer (up to the call's time limit, or 60 s);
+ *     waits for the answer: until the call's time limit answers the call
+ *     (the ask then returns MCP_ERR_CANCELLED and the client gets the
+ *     time-limit error), or 60 s for a call without one (MCP_ERR_TIMEOUT);
  *   - 2026-07-28: the first round ends with `resultType: "input_required"`
  *     listing the request; the client retries with `inputResponses`, and
  *     the handler runs again from the start, now getting the answer.
@@ -633,7 +635,8 @@ MCP_API int mcp_call_has_scope(const mcp_call *call, const char *scope);
  *         MCP_ERR_UNSUPPORTED (the client did not declare the elicitation
  *         capability; returning it gives the client -32021 in 2026-07-28
  *         and -32603 otherwise);
- *         MCP_ERR_TIMEOUT (legacy: no answer in time); MCP_ERR_CANCELLED;
+ *         MCP_ERR_TIMEOUT (legacy, a call without a time limit: no answer in 60 s);
+ *         MCP_ERR_CANCELLED (also when the call's time limit answered it);
  *         MCP_ERR_PROTOCOL (the client answered with an error);
  *         MCP_ERR_INVALID (the 2026-07-28 retry carried an answer of the wrong shape);
  *         MCP_ERR_INVALID_ARG; MCP_ERR_NOMEM.

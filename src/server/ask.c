@@ -4,7 +4,8 @@
  *
  * Legacy: a real server-to-client request goes out on the connection and
  * the handler's thread waits for the response (matched by id in
- * conn->asks), waking every 50 ms to notice cancellation.
+ * conn->asks), waking every 50 ms to notice cancellation, until the call's
+ * time limit answers the call or, without one, for LEGACY_ASK_WAIT_MS.
  *
  * 2026-07-28 (MRTR): nothing is sent. An answer is looked up in the
  * request's `inputResponses`, or in the answers of earlier rounds carried
@@ -250,10 +251,16 @@ static mcp_status ask_legacy(mcp_call *call, const char *method, const mcp_buf *
         st = mcp__conn_send_to(c, &b, &call->msg.id, 0);
     mcp_buf_cleanup(&b);
 
-    unsigned limit = call->timeout_ms ? call->timeout_ms : LEGACY_ASK_WAIT_MS;
-    uint64_t until = mcp__mono_ns() + (uint64_t)limit * 1000000ull;
+    /* A call with a time limit waits until its timer has answered it
+     * (`finished`): a limit of its own, started later than the call's,
+     * could run out first on a loaded machine and answer in the timer's
+     * place. The timer sets `cancelled` just before it claims the call, so
+     * here only `finished` ends the wait. */
+    int timed = call->timeout_ms != 0;
+    uint64_t until = timed ? UINT64_MAX : mcp__mono_ns() + (uint64_t)LEGACY_ASK_WAIT_MS * 1000000ull;
     pthread_mutex_lock(&c->mu);
-    while (!st && !q->done && !c->closing && !atomic_load(&call->cancelled) && mcp__mono_ns() < until) {
+    while (!st && !q->done && !c->closing && !atomic_load(&call->finished) &&
+           (timed || !atomic_load(&call->cancelled)) && mcp__mono_ns() < until) {
         uint64_t t = mcp__mono_ns() + 50000000ull; /* recheck cancellation every 50 ms */
         struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
         pthread_cond_timedwait(&c->cv, &c->mu, &ts);
@@ -271,7 +278,7 @@ static mcp_status ask_legacy(mcp_call *call, const char *method, const mcp_buf *
     if (st)
         return st;
     if (!done)
-        return atomic_load(&call->cancelled) || c->closing ? MCP_ERR_CANCELLED : MCP_ERR_TIMEOUT;
+        return timed || atomic_load(&call->cancelled) || c->closing ? MCP_ERR_CANCELLED : MCP_ERR_TIMEOUT;
     if (q->answer.kind == MCP_RPC_ERROR) {
         *answer = mcp_json_get(q->answer.root, "error");
         return MCP_ERR_PROTOCOL;

@@ -6,9 +6,12 @@
  * any value. An optional `options` file holds words that change the
  * server: `protocol-errors` (invalid arguments as -32602).
  *
- * After each input frame the runner waits until the connection is idle (or
- * 300 ms pass, which lets a test cancel a slow call), so the order of
- * answers is deterministic.
+ * After each input frame the runner waits until the connection is idle,
+ * or waits for the client's answer to a question it sent, or 300 ms pass
+ * (which lets a test cancel a slow call), so the order of answers is
+ * deterministic. An input frame that answers a question is held, while a
+ * call runs, until the server has asked it (up to 10 s): on a loaded
+ * machine the handler may ask later than 300 ms after its call arrived.
  *
  * usage: transcripts DATA_DIR [--record]
  *   --record writes each case's actual frames to out.jsonl (for a new case;
@@ -61,10 +64,48 @@ static int idle(mcp_conn *c)
     return r;
 }
 
-static void wait_idle(mcp_conn *c, long max_ms)
+/* 1 when a question the server asked (any id when `id` < 0) awaits its answer. */
+static int asking(mcp_conn *c, int64_t id)
 {
-    for (long t = 0; t < max_ms && !idle(c); t += 2)
+    pthread_mutex_lock(&c->mu);
+    const mcp__ask *q = c->asks;
+    while (q && (q->done || (id >= 0 && q->id != id)))
+        q = q->next;
+    pthread_mutex_unlock(&c->mu);
+    return q != NULL;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Waits (by the clock, not by counting sleeps, which a loaded machine
+ * stretches) until the connection is idle or, with `or_asking`, until a
+ * question awaits the client's answer. */
+static void wait_idle(mcp_conn *c, long max_ms, int or_asking)
+{
+    uint64_t until = now_ms() + (uint64_t)max_ms;
+    while (!idle(c) && !(or_asking && asking(c, -1)) && now_ms() < until)
         sleep_ms(2);
+}
+
+/* The id of the question `frame` answers (a response with an integer id), or -1. */
+static int64_t answers_id(const char *frame, size_t len)
+{
+    mcp_json_doc *d = NULL;
+    if (mcp_json_parse(&d, frame, len, NULL, NULL))
+        return -1;
+    const mcp_json *root = mcp_json_doc_root(d);
+    const mcp_json *id = mcp_json_get(root, "id");
+    int64_t r = -1;
+    if (!mcp_json_get(root, "method") && (mcp_json_get(root, "result") || mcp_json_get(root, "error")) &&
+        mcp_json_typeof(id) == MCP_JSON_INT)
+        r = mcp_json_int(id);
+    mcp_json_doc_free(d);
+    return r;
 }
 
 static char *read_text(const char *path)
@@ -162,14 +203,18 @@ static int run_case(const char *dir, const char *name)
         if (len && line[len - 1] == '\r')
             len--;
         if (len) {
+            int64_t answers = answers_id(line, len);
+            for (uint64_t until = now_ms() + 10000; answers >= 0 && !asking(conn, answers) && !idle(conn) &&
+                                                 now_ms() < until;)
+                sleep_ms(2);
             mcp_conn_recv(conn, line, len);
-            wait_idle(conn, 300);
+            wait_idle(conn, 300, 1);
         }
         if (!nl)
             break;
         line = nl + 1;
     }
-    wait_idle(conn, 10000);
+    wait_idle(conn, 10000, 0);
     mcp_conn_close(conn, 1000);
     mcp_conn_free(conn);
     mcp_server_free(srv);
