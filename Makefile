@@ -78,11 +78,15 @@ tsan:
 	cmake --build --preset tsan -j $(JOBS)
 	@sh tests/run.sh build/tsan -R '^(unit|suite\.(transcripts|http_load|http_client|client_stdio|stdio_hostile|stdio_batch|http_budget|http_attack|auth_http|oauth_flow))'
 
+# suite.http_attack is left out: its checks are latencies and deadlines
+# under attack (slowloris, floods), which cannot hold while valgrind runs
+# one thread at a time. Its memory use was checked under memcheck by hand
+# (docs/testing.md).
 valgrind:
 	@sh scripts/deps.sh $(VALGRIND_PKGS)
 	cmake --preset valgrind >/dev/null
 	cmake --build --preset valgrind -j $(JOBS)
-	@sh tests/run.sh build/valgrind -R '^(unit|suite|fuzz|cli)\.'
+	@sh tests/run.sh build/valgrind -R '^(unit|suite|fuzz|cli)\.' -E '^suite\.http_attack$$'
 
 fuzz:
 	@sh scripts/deps.sh $(FUZZ_PKGS)
