@@ -471,7 +471,7 @@ static void test_pipeline_lost(void)
     k.pid = (int)aml_col_int(st, 0);
     k.ms = 300;
     aml_reset(st);
-    aml_st *q = aml_stmt(s, quick); /* prepared now: preparing a statement would read the pipeline first */
+    aml_st *q = aml_stmt(s, quick); /* run once, as on a warm connection */
     aml_bind_text(q, 1, "x");
     T_EQ_INT(aml_step(q), AML_ROW);
     aml_reset(q);
@@ -520,6 +520,57 @@ static void test_pipeline_lost(void)
     aml_bind_text(q, 1, "x");
     T_EQ_INT(aml_step(q), AML_ROW);
     aml_reset(q);
+    aml_store_close(s);
+}
+
+/*
+ * Statements sent ahead on a connection that has not prepared them: the prepares go in the same pipeline,
+ * so two statements cost one round trip; a statement whose prepare fails takes the pipeline's statements
+ * after it down with it, and each then runs afresh, the bad one reporting the server's error.
+ */
+static void test_prefetch_unprepared(void)
+{
+    char uri[512];
+    aml_store *s = store_fresh(uri, sizeof uri);
+    T_NOT_NULL(s);
+    if (!s)
+        return;
+    static const char one[] = "SELECT count(*) FROM meta WHERE key <> ?";
+    static const char two[] = "SELECT CAST(? AS bigint) * 2";
+    static const char bad[] = "SELECT no_such_column FROM meta WHERE key = ?";
+    int64_t before = aml_store_round_trips(s);
+    aml_st *a = aml_stmt(s, one), *b = aml_stmt(s, two);
+    aml_bind_text(a, 1, "x");
+    aml_prefetch(a);
+    aml_bind_int(b, 1, 21);
+    aml_prefetch(b);
+    a = aml_stmt(s, one);
+    aml_bind_text(a, 1, "x");
+    T_EQ_INT(aml_step(a), AML_ROW);
+    T_TRUE(aml_col_int(a, 0) > 0);
+    aml_reset(a);
+    b = aml_stmt(s, two);
+    aml_bind_int(b, 1, 21);
+    T_EQ_INT(aml_step(b), AML_ROW);
+    T_EQ_INT(aml_col_int(b, 0), 42);
+    aml_reset(b);
+    T_EQ_INT(aml_store_round_trips(s) - before, 1);
+    aml_st *c = aml_stmt(s, bad);
+    aml_bind_text(c, 1, "x");
+    aml_prefetch(c);
+    b = aml_stmt(s, two);
+    aml_bind_int(b, 1, 5);
+    aml_prefetch(b);
+    c = aml_stmt(s, bad);
+    aml_bind_text(c, 1, "x");
+    T_EQ_INT(aml_step(c), -1);
+    T_TRUE(strstr(aml_errmsg(s), "no_such_column") != NULL);
+    aml_reset(c);
+    b = aml_stmt(s, two);
+    aml_bind_int(b, 1, 5);
+    T_EQ_INT(aml_step(b), AML_ROW);
+    T_EQ_INT(aml_col_int(b, 0), 10);
+    aml_reset(b);
     aml_store_close(s);
 }
 
@@ -698,5 +749,6 @@ static void test_environment(void)
 TEST_MAIN(TEST(test_environment), TEST(test_translate), TEST(test_redact), TEST(test_password_refused),
           TEST(test_schema), TEST(test_stranger), TEST(test_concurrent_open), TEST(test_round_trip),
           TEST(test_transactions), TEST(test_stream_and_copy), TEST(test_reconnect), TEST(test_store_open),
-          TEST(test_store_copy_stream), TEST(test_store_arrays), TEST(test_pipeline_lost),
+          TEST(test_store_copy_stream), TEST(test_store_arrays), TEST(test_prefetch_unprepared),
+          TEST(test_pipeline_lost),
           TEST(test_audit_two_writers))

@@ -38,6 +38,7 @@ struct aml_pg_st {
     char cursor[32];    /* its name: the statement's and the run's number */
     unsigned runs;      /* runs so far (a cursor an aborted transaction kept cannot clash) */
     int pend;           /* sent ahead in the open pipeline, its result not read yet */
+    int pend_prepare;   /* its prepare was sent in the open pipeline too, just before its run */
     char **sent;        /* the values it was sent ahead with (nparams), or NULL */
     PGresult *pre;      /* the result of the run sent ahead, kept for the run that binds the same values */
 };
@@ -541,6 +542,18 @@ static void drain(aml_pg *pg)
     pg->round_trips++;
     for (int k = 0; k < pg->npipe; k++) {
         aml_pg_st *st = pg->pipe[k];
+        if (st->pend_prepare) {
+            PGresult *p = sync ? PQgetResult(pg->conn) : NULL;
+            if (p && PQresultStatus(p) == PGRES_COMMAND_OK)
+                st->prepared = pg->gen;
+            while (p) { /* up to the NULL that ends the prepare's results */
+                PQclear(p);
+                p = PQgetResult(pg->conn);
+            }
+            st->pend_prepare = 0;
+        }
+        if (!st->pend)
+            continue;
         PGresult *r = sync ? PQgetResult(pg->conn) : NULL;
         st->pend = 0;
         st->pre = r;
@@ -582,13 +595,9 @@ static int prepare(aml_pg_st *st);
 void aml_pg_prefetch(aml_pg_st *st)
 {
     aml_pg *pg = st->pg;
-    if (st->stream || st->oneshot || st->pend || pg->npipe == PG_PIPE_MAX || PQstatus(pg->conn) != CONNECTION_OK)
+    if (st->stream || st->oneshot || st->pend || st->pend_prepare || pg->npipe == PG_PIPE_MAX ||
+        PQstatus(pg->conn) != CONNECTION_OK)
         return;
-    if (st->prepared != pg->gen) {
-        drain(pg); /* PQprepare waits for its answer: not inside a pipeline */
-        if (prepare(st))
-            return;
-    }
     drop_pre(st);
     if (!(st->sent = copy_vals(st)))
         return;
@@ -596,14 +605,26 @@ void aml_pg_prefetch(aml_pg_st *st)
         drop_pre(st);
         return;
     }
-    if (PQsendQueryPrepared(pg->conn, st->name, st->nparams, (const char *const *)st->vals, NULL, NULL, 0) != 1) {
-        drop_pre(st);
-        if (!pg->npipe)
-            PQexitPipelineMode(pg->conn);
-        return;
+    /* Not prepared on this connection yet (its first use, or after a reset): the prepare goes in the same
+     * pipeline, just before the run. Should it fail, the run is aborted with it, and running the statement
+     * later prepares it again and reports the error. */
+    if (st->prepared != pg->gen) {
+        if (PQsendPrepare(pg->conn, st->name, st->text, st->nparams, st->types) != 1) {
+            drop_pre(st);
+            if (!pg->npipe)
+                PQexitPipelineMode(pg->conn);
+            return;
+        }
+        st->pend_prepare = 1;
     }
-    st->pend = 1;
-    pg->pipe[pg->npipe++] = st;
+    if (PQsendQueryPrepared(pg->conn, st->name, st->nparams, (const char *const *)st->vals, NULL, NULL, 0) == 1)
+        st->pend = 1;
+    else
+        drop_pre(st);
+    if (st->pend || st->pend_prepare)
+        pg->pipe[pg->npipe++] = st; /* a prepare sent alone is read with the pipeline too */
+    else if (!pg->npipe)
+        PQexitPipelineMode(pg->conn);
 }
 
 void aml_pg_prefetch_end(aml_pg *pg)
