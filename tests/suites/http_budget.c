@@ -411,36 +411,78 @@ static int open_session(char *sid)
     return strlen(sid) == 32;
 }
 
-static void replay_test(void)
+/* A server whose legacy streams linger `linger_ms` (keep-alives every
+ * 200 ms), with a session open in `sid`; NULL when either fails. */
+static mcp_http_server *legacy_server(mcp_server **srv, unsigned linger_ms, char *sid)
 {
-    mcp_server *srv = new_server(2);
+    *srv = new_server(2);
     mcp_http_opts ho;
     memset(&ho, 0, sizeof ho);
     ho.max_replay_bytes = 64u << 10;
-    ho.stream_linger_ms = 2500; /* long enough for a loaded machine to resume within it */
+    ho.stream_linger_ms = linger_ms;
     ho.keepalive_ms = 200;
-    mcp_http_server *hs = srv ? start(srv, &ho) : NULL;
-    char sid[64];
+    mcp_http_server *hs = *srv ? start(*srv, &ho) : NULL;
     CHECK(hs && open_session(sid), "a legacy session opens");
-    if (!hs)
-        return;
-    /* 100 events of 4 KiB, 10 ms apart (so the answer is not all written
-     * before the client leaves), then the answer; the client reads the
-     * priming event only and leaves. */
-    char resp[4096] = "";
-    int fd = post(sid, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
-                       "\"arguments\":{\"n\":100,\"ms\":10},\"_meta\":{\"progressToken\":5}}}");
+    return hs;
+}
+
+/* A chatter call `id` with `args` whose client reads the priming event
+ * only and leaves: its stream's id into stream_id (64 bytes); 1 when primed. */
+static int call_and_leave(const char *sid, int id, const char *args, char *stream_id)
+{
+    char body[512], resp[4096] = "";
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
+             "\"arguments\":%s,\"_meta\":{\"progressToken\":%d}}}",
+             id, args, id);
+    int fd = post(sid, body);
     int primed = read_until(fd, resp, sizeof resp, NULL, "retry:", 5000) == 1;
-    char stream_id[64] = "";
     const char *idp = strstr(resp, "id: ");
+    stream_id[0] = '\0';
     if (idp)
         sscanf(idp + 4, "%63[0-9_]", stream_id);
     close(fd);
-    CHECK(primed && stream_id[0], "the call's stream is primed (%s)", stream_id);
-    chatters_done(5000);
+    return primed && stream_id[0];
+}
+
+/* A call whose client leaves: after stream_linger_ms its stream is gone. */
+static void linger_test(void)
+{
+    mcp_server *srv;
+    char sid[64], stream_id[64], resp[4096] = "";
+    mcp_http_server *hs = legacy_server(&srv, 500, sid);
+    if (!hs)
+        return;
+    call_and_leave(sid, 6, "{\"n\":3}", stream_id);
+    sleep_ms(500 + 1000);
+    int fd = get_stream(sid, stream_id);
+    read_until(fd, resp, sizeof resp, NULL, "\r\n\r\n", 5000);
+    close(fd);
+    CHECK(stream_id[0] && strncmp(resp, "HTTP/1.1 404", 12) == 0,
+          "a stream whose client left is released after stream_linger_ms (%.12s)", resp);
+    mcp_http_server_stop(hs, 1000);
+    mcp_server_free(srv);
+}
+
+static void replay_test(void)
+{
+    /* The resumption below waits for the call's 100 events first: a loaded
+     * machine stretches their 10 ms sleeps past seconds, and the stream
+     * must outlive that (the release is linger_test's). */
+    mcp_server *srv;
+    char sid[64], stream_id[64], resp[4096] = "";
+    mcp_http_server *hs = legacy_server(&srv, 60000, sid);
+    if (!hs)
+        return;
+    /* 100 events of 4 KiB, 10 ms apart (so the answer is not all written
+     * before the client leaves), then the answer. */
+    int primed = call_and_leave(sid, 5, "{\"n\":100,\"ms\":10}", stream_id);
+    uint64_t left = now_us();
+    CHECK(primed, "the call's stream is primed (%s)", stream_id);
+    chatters_done(60000);
     sleep_ms(300);
     /* Resume from the priming event: only what the replay kept comes back. */
-    fd = get_stream(sid, stream_id);
+    int fd = get_stream(sid, stream_id);
     static char big[1u << 20];
     big[0] = '\0';
     size_t total = 0;
@@ -449,35 +491,18 @@ static void replay_test(void)
     int events = 0;
     for (const char *p = big; (p = strstr(p, "notifications/progress")); p++)
         events++;
-    printf("replay: resumed after the client left: %zu bytes, %d progress events, answer %s\n", total, events,
-           got ? "included" : "missing");
+    printf("replay: resumed %.2f s after the client left: %zu bytes, %d progress events, answer %s\n",
+           (double)(now_us() - left) / 1e6, total, events, got ? "included" : "missing");
     CHECK(got, "the answer is replayed");
     CHECK(total < (64u << 10) + 8192 && events < 100, "the replay keeps at most max_replay_bytes (%zu bytes)",
           total);
-    /* Another call whose client leaves; after stream_linger_ms its stream is gone. */
-    fd = post(sid, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"chatter\","
-                   "\"arguments\":{\"n\":3},\"_meta\":{\"progressToken\":6}}}");
-    resp[0] = '\0';
-    read_until(fd, resp, sizeof resp, NULL, "retry:", 5000);
-    idp = strstr(resp, "id: ");
-    stream_id[0] = '\0';
-    if (idp)
-        sscanf(idp + 4, "%63[0-9_]", stream_id);
-    close(fd);
-    sleep_ms(2500 + 1000);
-    fd = get_stream(sid, stream_id);
-    resp[0] = '\0';
-    read_until(fd, resp, sizeof resp, NULL, "\r\n\r\n", 5000);
-    close(fd);
-    CHECK(stream_id[0] && strncmp(resp, "HTTP/1.1 404", 12) == 0,
-          "a stream whose client left is released after stream_linger_ms (%.12s)", resp);
 
     /* d. The GET stream: primed, left, resumed with Last-Event-ID. */
     fd = get_stream(sid, NULL);
     resp[0] = '\0';
     read_until(fd, resp, sizeof resp, NULL, "retry:", 5000);
     char get_id[64] = "";
-    idp = strstr(resp, "id: ");
+    const char *idp = strstr(resp, "id: ");
     if (idp)
         sscanf(idp + 4, "%63[0-9_]", get_id);
     close(fd);
@@ -748,6 +773,7 @@ int main(void)
     nonreader_test();
     budget_test();
     replay_test();
+    linger_test();
     teardown_test();
     stop_test();
     keepalive_test();
