@@ -87,7 +87,7 @@ static int pg_proc_cpu(long pid, int reaped, double *cpu, long *ppid)
     long pp;
     unsigned long long ut, st;
     long long cut, cst;
-    if (sscanf(rp + 1, " %c %ld %*d %*d %*d %*d %*llu %*llu %*llu %*llu %*llu %llu %llu %lld %lld", &state, &pp, &ut, &st, &cut,
+    if (sscanf(rp + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &state, &pp, &ut, &st, &cut,
                &cst) != 6)
         return -1;
     *cpu = (reaped ? (double)(cut + cst) : (double)(ut + st)) / (double)sysconf(_SC_CLK_TCK);
