@@ -625,7 +625,7 @@ static void *thread_main(void *arg)
     if (!rc && aml_store_backend(k.s) == AML_BACKEND_PG)
         k.rd = k.s; /* a PostgreSQL session keeps no cache that another's commit drops */
     else if (!rc)
-        rc = aml_store_open(&k.rd, t->sh->o->db, 0, &err);
+        rc = aml_store_open(&k.rd, t->sh->o->db, 0, &err) || aml_store_map(k.rd, 1, &err);
     if (rc || work(&k, t->sh, t->index, &err))
         fail(t->sh, &err);
     if (k.rd != k.s)
@@ -907,8 +907,13 @@ int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *st
     sh.r.actor = o->actor ? o->actor : "scan";
     if (gethostname(sh.host, sizeof sh.host - 1))
         snprintf(sh.host, sizeof sh.host, "localhost");
+    /* The scan reads much of the file: through a map for its length (aml_store_map), given back after,
+     * since s may be a connection of the server's pool. */
+    int rc = aml_store_map(s, 1, err);
+    if (rc)
+        return -1;
     wlock(o, s, 1);
-    int rc = job_open(s, o, &sh.r, err);
+    rc = job_open(s, o, &sh.r, err);
     wlock(o, s, 0);
     if (rc > 0 && out)
         fprintf(out, "scan: the store has no transactions\n");
@@ -923,6 +928,7 @@ int aml_scan(aml_store *s, const aml_scan_opts *o, FILE *out, aml_scan_stats *st
         pthread_mutex_destroy(&sh.write_mu);
         pthread_mutex_destroy(&sh.mu);
     }
+    aml_store_map(s, 0, NULL);
     st.seconds = (double)(aml_mono_ns() - t0) / 1e9;
     st.window_from = sh.r.from;
     st.window_to = sh.r.to;

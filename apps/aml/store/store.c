@@ -30,6 +30,24 @@ int aml_store_is_memory(const aml_store *s)
     return s->memory;
 }
 
+/*
+ * SQLite drops a connection's page cache whenever another connection has
+ * committed, and each scan thread then read its pages again (430,000
+ * preads for the 1.7M-transaction bank with two threads against 250,000
+ * with one). A map of the file lets the connections share the kernel's
+ * one copy. It is not the default: a connection mapped while others write
+ * to the file remaps it as the file grows and faults its pages in again,
+ * which made the server's tool calls (each one a write) take about 1.4x
+ * the CPU. SQLite maps at most the file's size, up to its compiled limit
+ * (2 GB on Linux); pages past it are read as before.
+ */
+int aml_store_map(aml_store *s, int on, aml_err *err)
+{
+    if (s->pg || s->memory)
+        return 0;
+    return aml_exec(s, on ? "PRAGMA mmap_size = 2147418112" : "PRAGMA mmap_size = 0", err);
+}
+
 const char *aml_errmsg(const aml_store *s)
 {
     return s->errmsg;
@@ -546,18 +564,6 @@ int aml_store_open(aml_store **out, const char *path, unsigned flags, aml_err *e
     if (!rc && ver > AML_SCHEMA_VERSION)
         rc = aml_errf(err, "%s: case store schema version %lld was written by a newer mcp-server-aml "
                            "(this one knows up to %d)", name, (long long)ver, AML_SCHEMA_VERSION);
-    /*
-     * Reads map the file instead of copying every page into the connection's
-     * own cache with a pread(2) each: the connections of a pool, of a scan's
-     * threads and of other processes share the kernel's one copy of a page.
-     * SQLite drops a connection's cache whenever another connection has
-     * committed, and a second scan thread then read its pages again (430,000
-     * preads for the 1.7M-transaction bank against 250,000 with one thread).
-     * SQLite maps at most the file's size, up to its compiled limit (2 GB on
-     * Linux); pages past it are read as before.
-     */
-    if (!rc && !memory)
-        aml_exec(s, "PRAGMA mmap_size = 2147418112", NULL);
     if (!rc && !(flags & AML_OPEN_READONLY)) {
         aml_exec(s, "PRAGMA foreign_keys = OFF; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;"
                     "PRAGMA cache_size = -65536", NULL);

@@ -70,6 +70,17 @@ void aml_store_close(aml_store *s);
 aml_backend aml_store_backend(const aml_store *s);
 /** 1 for a private in-memory SQLite store. */
 int aml_store_is_memory(const aml_store *s);
+/**
+ * SQLite file store: when `on`, the connection reads through a map of the
+ * file (PRAGMA mmap_size, up to 2 GB) instead of its own page cache, which
+ * another connection's commit empties; when off (the default), through the
+ * cache. For reading much of the file for seconds while others commit (the
+ * scan's threads); a connection that maps while the file grows under
+ * frequent writes spends more than it saves. No-op on PostgreSQL and an
+ * in-memory store. Not while a statement of the connection is running.
+ * @return 0, or -1 with the message.
+ */
+int aml_store_map(aml_store *s, int on, aml_err *err);
 
 void aml_store_lock(aml_store *s);
 void aml_store_unlock(aml_store *s);
