@@ -112,8 +112,8 @@ typedef struct mcp_http_opts {
     unsigned stream_linger_ms;   /* a legacy stream whose client left is kept this long for
                                     Last-Event-ID; 0 = 60 s */
     unsigned max_requests_per_address;   /* JSON-RPC requests one client address may have waiting for
-                                            their answers at once; 0 = 16 (then 429, Retry-After: 1) */
-    unsigned max_requests_per_principal; /* the same per principal (with auth); 0 = 16 */
+                                            their answers at once; 0 = 32 (then 429, Retry-After: 1) */
+    unsigned max_requests_per_principal; /* the same per principal (with auth); 0 = 32 */
     unsigned max_streams_per_address;    /* open streams (legacy GET and GET /sse, 2026-07-28
                                             subscriptions/listen) per client address; 0 = 16 */
     unsigned max_streams_per_principal;  /* the same per principal (with auth); 0 = 16 */

@@ -86,7 +86,7 @@
 #define DEFAULT_REPLAY_BYTES (256u << 10) /* events kept per legacy stream for Last-Event-ID */
 #define DEFAULT_BUFFER_BYTES (32u << 20) /* every buffered response byte of the server */
 #define DEFAULT_STREAM_LINGER_MS 60000u /* a stream whose client left waits this long for it */
-#define DEFAULT_REQUESTS_PER_CLIENT 16u /* requests in flight per client address, and per principal */
+#define DEFAULT_REQUESTS_PER_CLIENT 32u /* requests in flight per client address, and per principal */
 #define DEFAULT_STREAMS_PER_CLIENT 16u  /* open streams (GET, listen) per client address, and per principal */
 /* libmicrohttpd's memory per connection (its default is 32 KiB): the
  * request head is read into it (a bigger head gets 431) and the response

@@ -15,7 +15,7 @@
  *      127.0.0.40 and up) and a request flood (127.0.0.60 and up) in turn:
  *      the good client's calls all succeed within 10x its unloaded p99, and
  *      the process's resident memory stays under 64 MiB more than before;
- *      24 non-readers from one address (127.0.0.30): past its 16 requests
+ *      40 non-readers from one address (127.0.0.30): past its 32 requests
  *      in flight they get 429 with Retry-After;
  *   f. one address (127.0.0.50) opening GET streams gets 429 past its 16;
  *   g. junk bearer tokens (127.0.0.70 and up) on a server that introspects
@@ -509,8 +509,8 @@ static int drained_closed(int fd, char *head, size_t cap)
 }
 
 /* The non-readers: 8 clients on 8 addresses (127.0.0.20..27), or, with
- * g_nonreaders_one_address, 24 from 127.0.0.30 alone (over the default
- * quota of 16 requests in flight per address). */
+ * g_nonreaders_one_address, 40 from 127.0.0.30 alone (over the default
+ * quota of 32 requests in flight per address). */
 static int g_nonreaders_one_address;
 
 /* The head of the answer on `fd` (NUL-terminated in head), peeked at:
@@ -531,8 +531,8 @@ static void peek_head(int fd, char *head, size_t cap)
 static void *nonreader_attacker(void *arg)
 {
     (void)arg;
-    enum { MAXN = 24 };
-    int n = g_nonreaders_one_address ? 24 : 8;
+    enum { MAXN = 40 };
+    int n = g_nonreaders_one_address ? MAXN : 8;
     int fds[MAXN];
     uint64_t back_at[MAXN];
     char heads[MAXN][256];
@@ -1056,8 +1056,8 @@ int main(void)
     slowloris_test(head_timeout_s);
     trickle_test(head_timeout_s);
     attack_test("never-read SSE", nonreader_attacker, 1, g_p99_base);
-    /* 24 non-readers from one address: past its quota of requests in
-     * flight (16), the rest are refused (429), and the pool stays free for
+    /* 40 non-readers from one address: past its quota of requests in
+     * flight (32), the rest are refused (429), and the pool stays free for
      * others. */
     g_nonreaders_one_address = 1;
     attack_test("never-read SSE, one address", nonreader_attacker, 1, g_p99_base);
