@@ -74,13 +74,9 @@ static mcp_status gfail(gctx *c, const char *msg)
  */
 static int glost(gctx *c, mcp_status *st)
 {
-    if (aml_store_resets(c->s) == c->resets)
-        return 0;
     char msg[400];
-    snprintf(msg, sizeof msg,
-             "The connection to the case store was lost during this call (%s). Nothing partial was returned; "
-             "call again: the next call runs on a new connection.",
-             aml_errmsg(c->s));
+    if (!aml_call_lost(c->s, c->resets, 0, msg, sizeof msg))
+        return 0;
     snprintf(c->detail, sizeof c->detail, "connection lost");
     *st = gfail(c, msg);
     return 1;

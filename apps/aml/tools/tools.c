@@ -76,6 +76,17 @@ void aml_args_sha256(const mcp_json *args, char out[65])
     mcp_buf_cleanup(&b);
 }
 
+int aml_call_lost(aml_store *s, int64_t resets, int stored, char *msg, size_t n)
+{
+    if (aml_store_resets(s) == resets)
+        return 0;
+    snprintf(msg, n,
+             "The connection to the case store was lost during this call (%s). Nothing partial was returned%s; "
+             "call again: the next call runs on a new connection.",
+             aml_errmsg(s), stored ? " or stored" : "");
+    return 1;
+}
+
 /* ---- per-call context ---------------------------------------------------------------- */
 
 typedef struct ctx {
@@ -140,13 +151,9 @@ static mcp_status tool_error(ctx *c, const char *msg)
  */
 static int ctx_lost(ctx *c)
 {
-    if (c->failed || aml_store_resets(c->s) == c->resets)
-        return 0;
     char msg[400];
-    snprintf(msg, sizeof msg,
-             "The connection to the case store was lost during this call (%s). Nothing partial was returned or "
-             "stored; call again: the next call runs on a new connection.",
-             aml_errmsg(c->s));
+    if (c->failed || !aml_call_lost(c->s, c->resets, 1, msg, sizeof msg))
+        return 0;
     snprintf(c->detail, sizeof c->detail, "connection lost");
     tool_error(c, msg);
     return 1;

@@ -76,6 +76,16 @@ const char *aml_app_actor(const aml_app *app, const char *subject);
  */
 void aml_args_sha256(const mcp_json *args, char out[65]);
 
+/*
+ * 1 when s's connection was lost since the call began (its resets differ
+ * from `resets`, taken then by aml_store_resets): what the call read may be
+ * partial, since a failed read can look like no rows. Then `msg` (of `n`
+ * bytes) holds the tool error to send, naming the cause and saying that
+ * nothing partial was returned (`stored`: "or stored"). 0 otherwise.
+ * Thread-safe for the connection's own call.
+ */
+int aml_call_lost(aml_store *s, int64_t resets, int stored, char *msg, size_t n);
+
 /** Registers listCases, listTypologies, assessTypology, assessCase, draftSar on `srv`. */
 mcp_status aml_tools_register(mcp_server *srv, aml_app *app, mcp_error *err);
 
