@@ -1,7 +1,7 @@
 /*
  * What the program test suites (tests/suites/: the HTTP and stdio suites,
  * metrics) share: the CHECK macro and its counters, clocks, sleeping, a
- * program on pipes (the stdio suites' server), resident memory, and (TESTLIB_SMALL_QUARANTINE defined before the
+ * program on pipes (the stdio suites' server) and its output read line by line, resident memory, and (TESTLIB_SMALL_QUARANTINE defined before the
  * include) a small ASan quarantine for suites that measure memory. Header
  * only, included once per test program.
  */
@@ -127,6 +127,51 @@ static inline int piped_start(piped *c, char **argv)
     c->in = to[1];
     c->out = from[0];
     return 0;
+}
+
+/*
+ * Reads fd until EOF (or an error), calling line(s, n, t, ud) for every
+ * '\n'-terminated line, without its '\n' (s is not NUL-terminated); t is
+ * now_s() when the read that completed it returned. An unterminated tail
+ * is dropped. Stops early, dropping the rest, when memory runs out.
+ */
+static inline void read_lines(int fd, void (*line)(const char *s, size_t n, double t, void *ud), void *ud)
+{
+    char chunk[4096], *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        ssize_t got = read(fd, chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        double t = now_s();
+        const char *p = chunk, *end = chunk + got;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t k = (size_t)((nl ? nl : end) - p);
+            if (len + k > cap) {
+                size_t nc = cap ? cap : 4096;
+                while (nc < len + k)
+                    nc *= 2;
+                char *nb = realloc(buf, nc);
+                if (!nb) {
+                    free(buf);
+                    return;
+                }
+                buf = nb;
+                cap = nc;
+            }
+            memcpy(buf + len, p, k);
+            len += k;
+            if (!nl)
+                break;
+            line(buf, len, t, ud);
+            len = 0;
+            p = nl + 1;
+        }
+    }
+    free(buf);
 }
 
 static inline void sleep_ms(long ms)

@@ -36,42 +36,29 @@ static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static double g_at[MAX_ID]; /* when the answer to id N arrived (s), 0 = not yet */
 static int g_error[MAX_ID]; /* 1 when it was an error */
 
+/* Records the arrival time t of an answer, by id. */
+static void record_answer(const char *s, size_t n, double t, void *ud)
+{
+    (void)ud;
+    mcp_json_doc *d = NULL;
+    if (mcp_json_parse(&d, s, n, NULL, NULL) == MCP_OK) {
+        const mcp_json *r = mcp_json_doc_root(d);
+        long id = (long)mcp_json_int(mcp_json_get(r, "id"));
+        if (id > 0 && id < MAX_ID) {
+            pthread_mutex_lock(&g_mu);
+            g_at[id] = t;
+            g_error[id] = mcp_json_get(r, "error") != NULL;
+            pthread_cond_broadcast(&g_cv);
+            pthread_mutex_unlock(&g_mu);
+        }
+    }
+    mcp_json_doc_free(d);
+}
+
 /* Records the arrival time of every answer, by id, until EOF. */
 static void *read_all(void *arg)
 {
-    int fd = *(int *)arg;
-    mcp_buf line;
-    mcp_buf_init(&line, 0);
-    char chunk[4096];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        double t = now_s();
-        for (ssize_t i = 0; i < n; i++) {
-            if (chunk[i] != '\n') {
-                mcp_buf_append(&line, chunk + i, 1);
-                continue;
-            }
-            mcp_json_doc *d = NULL;
-            if (mcp_json_parse(&d, line.data, line.len, NULL, NULL) == MCP_OK) {
-                const mcp_json *r = mcp_json_doc_root(d);
-                long id = (long)mcp_json_int(mcp_json_get(r, "id"));
-                if (id > 0 && id < MAX_ID) {
-                    pthread_mutex_lock(&g_mu);
-                    g_at[id] = t;
-                    g_error[id] = mcp_json_get(r, "error") != NULL;
-                    pthread_cond_broadcast(&g_cv);
-                    pthread_mutex_unlock(&g_mu);
-                }
-            }
-            mcp_json_doc_free(d);
-            mcp_buf_reset(&line);
-        }
-    }
-    mcp_buf_cleanup(&line);
+    read_lines(*(int *)arg, record_answer, NULL);
     return NULL;
 }
 

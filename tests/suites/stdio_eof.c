@@ -54,28 +54,10 @@ static void count_line(tally *t, const char *line, size_t len)
     mcp_json_doc_free(d);
 }
 
-/* Reads the server's output until EOF, counting answers by id. */
-static void read_all(int fd, tally *t)
+static void count_one(const char *s, size_t n, double t, void *ud)
 {
-    mcp_buf line;
-    mcp_buf_init(&line, 0);
-    char chunk[4096];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        for (ssize_t i = 0; i < n; i++) {
-            if (chunk[i] != '\n') {
-                mcp_buf_append(&line, chunk + i, 1);
-                continue;
-            }
-            count_line(t, line.data, line.len);
-            mcp_buf_reset(&line);
-        }
-    }
-    mcp_buf_cleanup(&line);
+    (void)t;
+    count_line(ud, s, n);
 }
 
 /*
@@ -108,7 +90,7 @@ static int pipe_calls(char **argv, int argc, int n, int ms, tally *t, double *se
     mcp_buf_cleanup(&all);
     close(c.in);
     double t0 = now_s();
-    read_all(c.out, t);
+    read_lines(c.out, count_one, t); /* counting answers by id, until EOF */
     close(c.out);
     int status = 0;
     waitpid(c.pid, &status, 0);
